@@ -1,0 +1,82 @@
+"""Self-checks for notebooks: ``check(ring_all_gather)`` judges a function as the grader does.
+
+It runs in the student's own kernel, on the task's visible cases, against the task's public
+oracle (built on JAX's own collectives), with the same wrapper, measurements and verdicts as the
+grader. ``hidden=True`` adds the hidden cases; that needs the instructor's solutions/ directory.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from . import harness
+from .compare import TestResult, score_task
+from .inputs import make_inputs
+from .measure import compare_python, compare_values, execute, host_value
+from .specs import ASSIGNMENTS
+from .tasks import Assignment, Case, Task, case_seed
+
+
+class CheckFailed(AssertionError):
+    """A self-check found a problem; the message says what and where."""
+
+
+def find_task(name: str) -> tuple[Assignment, Task]:
+    for assignment in ASSIGNMENTS.values():
+        for task in assignment.tasks:
+            if task.name == name:
+                return assignment, task
+    raise CheckFailed(f"no graded function is called {name!r}; keep the name the exercise gives")
+
+
+def check(fn: Callable[..., Any], *, hidden: bool = False, quiet: bool = False) -> list[TestResult]:
+    """Judge ``fn`` on its task's cases; raise ``CheckFailed`` with the reasons if any part fails.
+
+    ``hidden=True`` (instructors: nbgrader's hidden test blocks) adds the hidden cases and judges
+    against the reference solution instead of the oracle.
+    """
+    assignment, task = find_task(getattr(fn, "__name__", ""))
+    reference = task.oracle
+    if hidden:
+        from .course import Course
+
+        course = Course.find()
+        task = task.with_hidden(course.hidden_cases(assignment, task.name))
+        reference = course.reference(assignment, task.name)
+    measured = [(case, _measure(assignment, task, case, fn, reference)) for case in task.cases]
+    results = score_task(task, measured)
+    if not quiet:
+        print(format_results(results))
+    failed = [r for r in results if r.status != "passed"]
+    if failed:
+        raise CheckFailed("\n".join(f"{r.name}: {r.message}" for r in failed))
+    return results
+
+
+def _measure(
+    assignment: Assignment, task: Task, case: Case, fn: Callable[..., Any], reference: Callable[..., Any]
+) -> dict[str, Any]:
+    sig = harness.signature(task, case)
+    if task.kind == "python":
+        return {"values": compare_python(harness.call_python(fn, sig), harness.call_python(reference, sig))}
+    seed = case_seed(assignment.name, task.name, case)
+    ref_fn, _, mesh = harness.build(reference, sig)
+    ref_out, ref_structure = execute(ref_fn, make_inputs(sig, seed, mesh))
+    expected, dtype = host_value(ref_out)
+    try:
+        student_fn, _, _ = harness.build(fn, sig)
+        out, structure = execute(student_fn, make_inputs(sig, seed, mesh))
+    except Exception as err:  # show the student their own error, in one line
+        return {"values": {"ok": False, "message": f"raised {type(err).__name__}: {str(err)[:400]}"}}
+    values = compare_values(out, expected, dtype, task.tolerance_for(case.dtype), mesh)
+    return {"values": values, **structure, "reference_census": ref_structure["census"]}
+
+
+def format_results(results: list[TestResult]) -> str:
+    """A plain-text table: test, points, status, reason."""
+    rows = [("test", "points", "status", "reason")]
+    rows += [(r.name, f"{r.score:g}/{r.max_score:g}", r.status, r.message) for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in rows
+    )

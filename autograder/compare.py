@@ -1,0 +1,136 @@
+"""The trusted verdict: per-case measurements against the task spec, giving scores and reasons.
+
+Values come first: collectives and communication are judged only on cases whose values are right,
+so a submission cannot earn points without computing correct outputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .tasks import COLLECTIVES, HLO_TO_JAX, Case, Task
+
+Measured = list[tuple[Case, dict[str, Any]]]
+
+
+@dataclass
+class TestResult:
+    """One row of a student's results: a part of one graded function."""
+
+    name: str
+    grade_id: str
+    score: float
+    max_score: float
+    status: str  # passed | failed
+    message: str
+    visibility: str  # visible | hidden
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def score_task(task: Task, measured: Measured) -> list[TestResult]:
+    """Score every part of ``task`` that the measured cases can decide."""
+    visible = [(c, m) for c, m in measured if not c.hidden]
+    hidden = [(c, m) for c, m in measured if c.hidden]
+    correct = [(c, m) for c, m in measured if m["values"]["ok"]]
+    judges = {
+        "values": lambda: _values(visible),
+        "hidden values": lambda: _values(hidden),
+        "collectives": lambda: _structure(correct, lambda c, m: _collective_problem(task, c, m)),
+        "communication": lambda: _structure(correct, lambda c, m: _communication_problem(task, c, m)),
+    }
+    results = []
+    for part, points in task.points.items():
+        if part == "hidden values" and not hidden:
+            continue  # a student's own check: hidden cases stay with the instructor
+        problem = judges[part]()
+        results.append(
+            TestResult(
+                name=f"{task.name}: {part}",
+                grade_id=task.grade_id,
+                score=0.0 if problem else points,
+                max_score=points,
+                status="failed" if problem else "passed",
+                message=problem or _passed_note(part, measured),
+                visibility="hidden" if part == "hidden values" else "visible",
+            )
+        )
+    return results
+
+
+def _values(cases: Measured) -> str:
+    failures = [(c, m) for c, m in cases if not m["values"]["ok"]]
+    if not failures:
+        return ""
+    case, measurement = failures[0]
+    more = f" ({len(failures) - 1} more of {len(cases)} cases fail too)" if len(failures) > 1 else ""
+    return f"{case.label()}: {measurement['values']['message']}{more}"
+
+
+def _structure(correct: Measured, problem_of: Any) -> str:
+    if not correct:
+        return "not checked until the values are right on at least one case"
+    for case, measurement in correct:
+        problem = problem_of(case, measurement)
+        if problem:
+            return f"{case.label()}: {problem}"
+    return ""
+
+
+def _names(hlo_ops: Any) -> str:
+    return ", ".join(f"{op} ({HLO_TO_JAX[op]})" for op in sorted(hlo_ops))
+
+
+def _collective_problem(task: Task, case: Case, m: dict[str, Any]) -> str:
+    ran = {op for op, n in m["census"]["counts"].items() if n}
+    asked = {op for op, n in m["asked"].items() if n}
+    if task.allowed is not None:
+        allowed = {COLLECTIVES[name] for name in task.allowed}
+        may = ", ".join(sorted(task.allowed)) or "no collectives"
+        if ran - allowed:
+            return f"the compiled HLO contains {_names(ran - allowed)}; {task.name} may use only {may}"
+        if asked - allowed:
+            return f"the program asks for {_names(asked - allowed)}; {task.name} may use only {may}"
+    missing = {COLLECTIVES[name] for name in task.required} - ran
+    if missing:
+        return f"the compiled HLO has no {_names(missing)}; {task.name} must use it"
+    return ""
+
+
+def _communication_problem(task: Task, case: Case, m: dict[str, Any]) -> str:
+    census = m["census"]
+    if census["values_per_device"] is None:
+        loops = ", ".join(sorted(set(census["unbounded"])))
+        return (
+            f"{loops} runs inside a loop whose trip count XLA cannot determine, so what it "
+            "sends cannot be bounded; use a Python loop or fori_loop with static bounds"
+        )
+    bound, why = _bound(task, case, m)
+    if bound is not None and census["values_per_device"] > bound + 1e-9:
+        return f"sends {_traffic(census)} per device; {why} is {_amount(bound)} values"
+    return ""
+
+
+def _traffic(census: dict[str, Any]) -> str:
+    return f"{_amount(census['values_per_device'])} values ({_amount(census['bytes_per_device'])} bytes)"
+
+
+def _amount(x: float) -> str:
+    return f"{x:g}"
+
+
+def _bound(task: Task, case: Case, m: dict[str, Any]) -> tuple[float | None, str]:
+    reference = m.get("reference_census")
+    note = f" (the reference sends {_traffic(reference)})" if reference else ""
+    if task.comm_bound is not None:
+        return task.comm_bound(case), f"the minimum{note}"
+    return (reference or {}).get("values_per_device"), "the reference's traffic"
+
+
+def _passed_note(part: str, measured: Measured) -> str:
+    if part == "communication":
+        sent = [_traffic(m["census"]) for _, m in measured if m["values"]["ok"]]
+        return "sent per device: " + "; ".join(sent)
+    return ""

@@ -1,0 +1,240 @@
+"""Grade submissions: the sandbox exports, the trusted worker measures, ``compare`` scores.
+
+One ``Grader`` per assignment holds what every submission shares (tasks, planned tests,
+cached reference results); ``Grader.grade`` handles one notebook and never raises for a
+student's fault: whatever goes wrong becomes a status and a message on that student's report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import notebook as nbio
+from . import protocol, reference, specs
+from .compare import TestResult, score_task
+from .course import Course
+from .harness import signature
+from .mesh import MeshSpec, default_device_count
+from .sandbox import LocalSandbox, clean_env, run_process
+from .tasks import Assignment, Case, Task, case_id, case_seed
+
+DEFAULT_TIMEOUT = 300.0  # seconds for one submission's cells and exports
+DEFAULT_TEST_TIMEOUT = 60.0  # seconds for one export in the sandbox, or one run when measured
+EVALUATOR_STARTUP = 60.0
+MESH_MISMATCH_EXIT = 3
+
+
+@dataclass
+class Report:
+    """One student's grading outcome. ``status``: graded, error, timeout, crashed, invalid."""
+
+    student: str
+    assignment: str
+    status: str
+    message: str
+    tests: list[TestResult] = field(default_factory=list)
+    fingerprint: str = ""
+
+    @property
+    def score(self) -> float:
+        return round(sum(t.score for t in self.tests), 6)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(t.max_score for t in self.tests), 6)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "student": self.student, "assignment": self.assignment, "status": self.status,
+            "message": self.message, "score": self.score, "max_score": self.max_score,
+            "fingerprint": self.fingerprint, "tests": [t.to_json() for t in self.tests],
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Report":
+        tests = [TestResult(**t) for t in data["tests"]]
+        return cls(data["student"], data["assignment"], data["status"], data["message"], tests, data["fingerprint"])
+
+
+@dataclass(frozen=True)
+class PlannedTest:
+    id: str
+    task: Task
+    case: Case
+    sig: dict[str, Any]
+    seed: int
+
+
+class Grader:
+    """Everything one assignment's submissions share."""
+
+    def __init__(
+        self,
+        assignment: Assignment,
+        course: Course | None,
+        cache: Path,
+        timeout: float = DEFAULT_TIMEOUT,
+        test_timeout: float = DEFAULT_TEST_TIMEOUT,
+    ) -> None:
+        self.assignment = assignment
+        self.with_solutions = course is not None and course.has_solutions(assignment)
+        if self.with_solutions:
+            provider = reference.Provider.solutions(course.root, assignment.solutions)
+            tasks = tuple(t.with_hidden(course.hidden_cases(assignment, t.name)) for t in assignment.tasks)
+        else:
+            provider = reference.Provider.oracle(assignment.name)
+            tasks = assignment.tasks
+        self.tasks = tasks
+        self.tests = [
+            PlannedTest(case_id(t, i), t, c, signature(t, c), case_seed(assignment.name, t.name, c))
+            for t in tasks
+            for i, c in enumerate(t.cases)
+        ]
+        self.num_devices = max(
+            [default_device_count()] + [MeshSpec.parse(p.case.mesh).size for p in self.tests]
+        )
+        self.timeout, self.test_timeout = timeout, test_timeout
+        self.source = self._source(course)
+        plain = [{"id": p.id, "sig": p.sig, "seed": p.seed} for p in self.tests]
+        self.references = reference.ensure(provider, plain, cache, self.num_devices, timeout)
+        self.fingerprint_base = provider.source_text + json.dumps(plain, sort_keys=True)
+        self.sandbox = LocalSandbox()
+
+    def _source(self, course: Course | None) -> Any:
+        if course is None:
+            return None
+        path = course.nbgrader_root / "source" / self.assignment.name / self.assignment.notebook
+        return nbio.read(path) if path.is_file() else None
+
+    def fingerprint(self, notebook: Path) -> str:
+        digest = hashlib.sha256(self.fingerprint_base.encode())
+        digest.update(notebook.read_bytes() if notebook.is_file() else b"missing")
+        return digest.hexdigest()
+
+    # ------------------------------------------------------------------ one submission
+
+    def grade(self, student: str, notebook: Path) -> Report:
+        fingerprint = self.fingerprint(notebook)
+        try:
+            nb = nbio.read(notebook)
+            named = nbio.assignment_of(nb)
+            if named is not None and named != self.assignment.name:
+                raise nbio.NotebookError(f"{notebook.name} is for {named}, not {self.assignment.name}")
+        except nbio.NotebookError as err:
+            return self._zero(student, "invalid", str(err), fingerprint)
+        with tempfile.TemporaryDirectory(prefix=f"jaxcourse-{student}-") as tmp:
+            report = self._grade_cells(student, nbio.code_cells(nb, self.source), Path(tmp))
+        report.fingerprint = fingerprint
+        return report
+
+    def _grade_cells(self, student: str, cells: list[dict[str, Any]], work: Path) -> Report:
+        (work / "cells.json").write_text(json.dumps(cells))
+        protocol.write_plan(
+            work / "plan.json", [{"id": p.id, "sig": p.sig} for p in self.tests], self.num_devices,
+            self.test_timeout,
+        )  # fmt: skip
+        outcome = self.sandbox.run(work, self.timeout)
+        if outcome.status == "timeout":
+            return self._zero(student, "timeout", f"the notebook did not finish within {self.timeout:g} s")
+        try:
+            results = protocol.read_results(work / "out", {p.id for p in self.tests})
+        except protocol.ResultsError as err:
+            why = _last_line(outcome.log_tail) if outcome.status == "crashed" else str(err)
+            return self._zero(student, "crashed", f"the notebook's process died: {why}")
+        if results["notebook"]["status"] == "error":
+            return self._zero(student, "error", results["notebook"]["message"])
+        measured = self._evaluate(results, work)
+        if isinstance(measured, str):
+            return self._zero(student, "error", measured)
+        tests = [
+            r
+            for task in self.tasks
+            for r in score_task(task, [(p.case, measured[p.id]) for p in self.tests if p.task is task])
+        ]
+        return Report(student, self.assignment.name, "graded", "", tests)
+
+    def _zero(self, student: str, status: str, message: str, fingerprint: str = "") -> Report:
+        tests = [
+            TestResult(f"{t.name}: {part}", t.grade_id, 0.0, points, status, message,
+                       "hidden" if part == "hidden values" else "visible")
+            for t in self.tasks
+            for part, points in t.points.items()
+            if part != "hidden values" or any(c.hidden for c in t.cases)
+        ]  # fmt: skip
+        return Report(student, self.assignment.name, status, message, tests, fingerprint)
+
+    # ------------------------------------------------------------------ trusted measurement
+
+    def _evaluate(self, results: dict[str, Any], work: Path) -> dict[str, Any] | str:
+        """Measurements per test id, or the reason the whole evaluation failed."""
+        pending = [self._eval_entry(p, results["tests"].get(p.id)) for p in self.tests]
+        progress = work / "evaluation.jsonl"
+        done: dict[str, Any] = {}
+        while pending:
+            job = {"mode": "submission", "num_devices": self.num_devices, "meshes": results["meshes"],
+                   "progress": str(progress), "tests": pending}  # fmt: skip
+            (work / "job.json").write_text(json.dumps(job))
+            limit = EVALUATOR_STARTUP + self.test_timeout * len(pending)
+            argv = [sys.executable, "-m", "autograder.evaluate", str(work / "job.json")]
+            outcome = run_process(argv, work, clean_env(work), limit, work / "evaluate.log")
+            if outcome.returncode == MESH_MISMATCH_EXIT:
+                return _last_line(outcome.log_tail)
+            done.update(_read_progress(progress))
+            pending = [t for t in pending if t["id"] not in done]
+            if pending and outcome.status != "ok":
+                # The first unmeasured test is the one that hung or crashed the worker: blame it.
+                stuck = pending.pop(0)
+                why = "did not finish" if outcome.status == "timeout" else "crashed the grader's worker"
+                done[stuck["id"]] = {"values": {"ok": False, "message": f"the exported program {why}"}}
+            elif pending:
+                return "the grader's worker stopped early: " + _last_line(outcome.log_tail)
+        return done
+
+    def _eval_entry(self, planned: PlannedTest, result: dict[str, Any] | None) -> dict[str, Any]:
+        entry = {"id": planned.id, "sig": planned.sig, "seed": planned.seed,
+                 "reference": self.references[planned.id],
+                 "tolerance": list(planned.task.tolerance_for(planned.case.dtype))}  # fmt: skip
+        if result is None:
+            entry["failure"] = "the runner produced no result for this case"
+        elif result["status"] == "exported":
+            entry["artifact"] = result["artifact"]
+        elif result["status"] == "value":
+            entry["result"] = result["result"]
+        else:
+            entry["failure"] = result.get("message") or result["status"]
+        return entry
+
+
+def _read_progress(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    done = {}
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a killed worker
+        done[record.pop("id")] = record
+    return done
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "no output"
+
+
+def grader_for(
+    assignment: str, course: Course | None, cache: Path | None = None, **limits: float
+) -> Grader:
+    """A ``Grader``, with its reference cache under the course (or a temporary directory)."""
+    spec = specs.get(assignment)
+    if cache is None:
+        base = course.nbgrader_root if course else Path(tempfile.gettempdir())
+        cache = base / ".jaxcourse" / "reference" / spec.name
+    return Grader(spec, course, cache, **limits)

@@ -1,0 +1,130 @@
+"""Run one call on real inputs and measure it: per-device values, output sharding, collectives.
+
+Shared by the trusted evaluator (exported artifacts), the reference run and the notebooks'
+self-checks, so all three judge a case the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .harness import spec_to_json
+from .trace import hlo_census, stablehlo_collectives
+
+
+def execute(call: Callable[..., Any], args: list[Any]) -> tuple[Any, dict[str, Any]]:
+    """Compile ``call`` for ``args``, run it once, and read what its program does."""
+    import jax
+
+    jitted = call if hasattr(call, "lower") else jax.jit(call)
+    lowered = jitted.lower(*args)
+    compiled = lowered.compile()
+    out = compiled(*args)
+    structure = {
+        "asked": dict(stablehlo_collectives(lowered.as_text())),
+        "census": hlo_census(compiled.as_text()).to_json(),
+        "out_spec": _spec_of(out),
+    }
+    return out, structure
+
+
+def _spec_of(out: Any) -> list[Any] | None:
+    spec = getattr(getattr(out, "sharding", None), "spec", None)
+    return None if spec is None else normalize_spec(spec_to_json(tuple(spec)), out.ndim)
+
+
+def normalize_spec(entries: list[Any], ndim: int) -> list[Any]:
+    """One spelling per sharding: single-name tuples as names, trailing ``None`` dropped."""
+    out = []
+    for entry in list(entries)[:ndim]:
+        if isinstance(entry, (list, tuple)):
+            entry = list(entry) if len(entry) > 1 else (entry[0] if entry else None)
+        out.append(entry)
+    while out and out[-1] is None:
+        out.pop()
+    return out
+
+
+def host_value(out: Any) -> tuple[np.ndarray, str]:
+    """A numpy copy and the dtype name; keys become their raw uint32 data."""
+    import jax
+
+    if jax.dtypes.issubdtype(out.dtype, jax.dtypes.prng_key):
+        return np.asarray(jax.random.key_data(out)), "key"
+    return np.asarray(out), str(out.dtype)
+
+
+def compare_values(
+    out: Any,
+    expected: np.ndarray,
+    expected_dtype: str,
+    tolerance: tuple[float, float],
+    mesh: Any,
+) -> dict[str, Any]:
+    """Check every device's piece of ``out`` against the same piece of ``expected``."""
+    got, dtype = host_value(out)
+    if dtype != expected_dtype:
+        return _fail(f"output dtype is {dtype}, expected {expected_dtype}")
+    if got.shape != expected.shape:
+        return _fail(f"output shape is {_per_device(out)}, expected {_expected_per_device(out, expected)}")
+    rtol, atol = tolerance
+    bad_devices = []
+    worst = 0.0
+    for shard in sorted(out.addressable_shards, key=lambda s: s.device.id):
+        piece, want = np.asarray(got[shard.index], np.float64), np.asarray(expected[shard.index], np.float64)
+        close = np.isclose(piece, want, rtol=rtol, atol=atol, equal_nan=True)
+        if not close.all():
+            worst = max(worst, float(np.nanmax(np.abs(piece - want))))
+            bad_devices.append((shard.device, int((~close).sum()), close.size))
+    if not bad_devices:
+        return {"ok": True, "message": ""}
+    device, wrong, total = bad_devices[0]
+    where = ", ".join(f"{d} ({_coords(mesh, d)})" for d, _, _ in bad_devices[:4])
+    more = f" and {len(bad_devices) - 4} more" if len(bad_devices) > 4 else ""
+    return _fail(
+        f"wrong values on {len(bad_devices)} of {len(out.addressable_shards)} devices: "
+        f"{where}{more}; on the first, {wrong} of {total} values differ, max error {worst:.3g} "
+        f"(tolerance rtol={rtol:g}, atol={atol:g})"
+    )
+
+
+def _fail(message: str) -> dict[str, Any]:
+    return {"ok": False, "message": message}
+
+
+def _per_device(out: Any) -> tuple[int, ...]:
+    return tuple(out.sharding.shard_shape(out.shape))
+
+
+def _expected_per_device(out: Any, expected: np.ndarray) -> tuple[int, ...]:
+    try:
+        return tuple(out.sharding.shard_shape(expected.shape))
+    except ValueError:
+        return expected.shape
+
+
+def _coords(mesh: Any, device: Any) -> str:
+    where = np.argwhere(mesh.devices == device)
+    if not len(where):
+        return "not in the mesh"
+    return ", ".join(f"{name}={int(i)}" for name, i in zip(mesh.axis_names, where[0]))
+
+
+def compare_python(got: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
+    """Plain-Python results: equal values, or the same exception type."""
+    if "raises" in expected:
+        if got.get("raises") == expected["raises"]:
+            return {"ok": True, "message": ""}
+        shown = f"raised {got['raises']}" if "raises" in got else f"returned {got.get('value')!r}"
+        return _fail(f"expected {expected['raises']}, but the function {shown}")
+    if "raises" in got:
+        return _fail(f"raised {got['raises']}: {got.get('message', '')}; expected {_show(expected['value'])}")
+    if got.get("value") != expected["value"]:
+        return _fail(f"returned {_show(got.get('value'))}, expected {_show(expected['value'])}")
+    return {"ok": True, "message": ""}
+
+
+def _show(value: Any) -> str:
+    return repr(tuple(value)) if isinstance(value, list) else repr(value)

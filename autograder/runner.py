@@ -1,0 +1,131 @@
+"""The untrusted side: run a student's cells, then export each graded function per signature.
+
+Runs inside the sandbox, never in the grader's process. It writes plain data only: exported
+artifacts (array programs, no Python) and JSON. Scores are decided elsewhere, on inputs this
+process never sees.
+
+    python -m autograder.runner CELLS_JSON PLAN_JSON OUT_DIR
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Iterator
+
+RESULTS = "results.json"
+LOG = "output.log"
+
+
+class TestTimeout(Exception):
+    """A single test ran past its time limit."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    def expire(signum: int, frame: Any) -> None:
+        raise TestTimeout(f"took longer than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class _NoShell:
+    """Stands in for IPython's shell: magics and shell escapes do nothing when graded."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: None
+
+
+def _python_source(cell: str) -> str:
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(cell)
+
+
+def run_cells(cells: list[dict[str, Any]], namespace: dict[str, Any]) -> dict[str, str]:
+    """Execute the notebook's code cells in order; report the first one that raises."""
+    namespace.update(get_ipython=_NoShell, display=lambda *a, **k: None)
+    for index, cell in enumerate(cells):
+        label = cell.get("grade_id") or f"code cell {index + 1}"
+        try:
+            code = compile(_python_source(cell["source"]), f"<{label}>", "exec")
+            exec(code, namespace)
+        except BaseException as err:  # the student's code may raise anything, SystemExit too
+            if isinstance(err, KeyboardInterrupt):
+                raise
+            return {"status": "error", "message": f"{label} raised {_describe(err)}"}
+    return {"status": "ok", "message": ""}
+
+
+def _describe(err: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename.startswith("<")]
+    where = f" at line {frames[-1].lineno}" if frames else ""
+    return f"{type(err).__name__}{where}: {str(err)[:400]}"
+
+
+def run_test(test: dict[str, Any], namespace: dict[str, Any], out: Path) -> dict[str, Any]:
+    from . import harness
+
+    sig = test["sig"]
+    fn = namespace.get(sig["function"])
+    if not callable(fn):
+        return {"status": "missing", "message": f"no function named {sig['function']} was defined"}
+    try:
+        with time_limit(test["timeout"]):
+            if sig["kind"] == "python":
+                return {"status": "value", "result": harness.call_python(fn, sig)}
+            data = harness.export(fn, sig)
+    except TestTimeout as err:
+        return {"status": "timeout", "message": f"{sig['function']} {err}"}
+    except Exception as err:  # whatever the student's code raised while being traced
+        return {"status": "error", "message": f"{sig['function']} raised {_describe(err)}"}
+    name = f"{test['index']:03d}.jaxexport"
+    (out / name).write_bytes(data)
+    return {"status": "exported", "artifact": name}
+
+
+def mesh_signatures(tests: list[dict[str, Any]]) -> dict[str, Any]:
+    from .mesh import MeshSpec, signature
+
+    names = {t["sig"]["mesh"] for t in tests if t["sig"]["kind"] == "shard_map"}
+    return {name: signature(MeshSpec.parse(name).build()) for name in sorted(names)}
+
+
+def main(argv: list[str]) -> int:
+    cells_path, plan_path, out_dir = argv
+    out = Path(out_dir)
+    cells = json.loads(Path(cells_path).read_text())
+    plan = json.loads(Path(plan_path).read_text())
+
+    from .mesh import use_cpu_devices
+
+    use_cpu_devices(plan["num_devices"])
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    notebook = run_cells(cells, namespace)
+    tests: dict[str, Any] = {}
+    meshes: dict[str, Any] = {}
+    if notebook["status"] == "ok":
+        for test in plan["tests"]:
+            tests[test["id"]] = run_test(test, namespace, out)
+        meshes = mesh_signatures(plan["tests"])
+    results = {"version": 1, "notebook": notebook, "meshes": meshes, "tests": tests}
+    tmp = out / (RESULTS + ".tmp")
+    tmp.write_text(json.dumps(results))
+    tmp.replace(out / RESULTS)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

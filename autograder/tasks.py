@@ -1,0 +1,204 @@
+"""Declarative task specs: what each graded function is, how it is called, and how it is judged.
+
+A task names a student function and the cases it is tried on. The same spec drives the sandbox
+(which exports the function for each case's *signature*), the trusted evaluator (which makes the
+inputs from seeds and runs the artifacts) and the notebooks' self-checks.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+from .mesh import MeshSpec
+
+# Collectives as students write them (jax.lax names) and as the compiled HLO spells them.
+COLLECTIVES: dict[str, str] = {
+    "ppermute": "collective-permute",
+    "psum": "all-reduce",
+    "all_gather": "all-gather",
+    "psum_scatter": "reduce-scatter",
+    "all_to_all": "all-to-all",
+}
+HLO_TO_JAX: dict[str, str] = {hlo: name for name, hlo in COLLECTIVES.items()}
+
+# Per-test parts of a task's points. Structure parts score only once values are right.
+VALUE_PARTS = ("values", "hidden values")
+STRUCTURE_PARTS = ("collectives", "communication")
+
+SpecEntry = None | str | tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where an array lives on the mesh, as a PartitionSpec template.
+
+    Template entries: ``None``; a literal axis name; ``"AXIS"`` (the case's axis); ``"OTHERS"``
+    (every other mesh axis); ``"ALL"`` (every mesh axis, in mesh order); or a tuple of these.
+    """
+
+    template: tuple[Any, ...]
+
+    def spec(self, mesh: MeshSpec, axis: str | None) -> tuple[SpecEntry, ...]:
+        return tuple(_resolve(entry, mesh, axis) for entry in self.template)
+
+    def global_shape(
+        self, local_shape: tuple[int, ...], mesh: MeshSpec, axis: str | None
+    ) -> tuple[int, ...]:
+        sizes = mesh.axis_sizes
+        spec = self.spec(mesh, axis)
+        out = list(local_shape)
+        for dim, entry in enumerate(spec):
+            for name in _names(entry):
+                out[dim] *= sizes[name]
+        return tuple(out)
+
+
+def _resolve(entry: Any, mesh: MeshSpec, axis: str | None) -> SpecEntry:
+    if isinstance(entry, tuple):
+        names = tuple(n for part in entry for n in _names(_resolve(part, mesh, axis)))
+        return names or None
+    if entry == "AXIS":
+        return axis
+    if entry == "ALL":
+        return tuple(mesh.names) or None
+    if entry == "OTHERS":
+        others = tuple(n for n in mesh.names if n != axis)
+        return others or None
+    return entry
+
+
+def _names(entry: SpecEntry) -> tuple[str, ...]:
+    if entry is None:
+        return ()
+    if isinstance(entry, str):
+        return (entry,)
+    return tuple(entry)
+
+
+STACKED = Layout(("ALL",))  # dim 0 split over every axis: each device holds its own block
+FEATURES = Layout(("OTHERS", "AXIS"))  # (batch, features): features over the case's axis
+REPLICATED = Layout(())  # the same value on every device
+
+Generator = Literal["normal", "small_int", "key"]
+
+
+@dataclass(frozen=True)
+class Input:
+    """One array argument: its layout and how its values are drawn."""
+
+    layout: Layout
+    draw: Generator = "normal"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One signature a task is tried on. ``shapes`` are per-device (local) shapes."""
+
+    mesh: str
+    axis: str | None = None
+    shapes: tuple[tuple[int, ...], ...] = ()
+    dtype: str = "float32"
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    args: tuple[Any, ...] = ()  # plain-Python tasks: the call's arguments, JSON-able
+    hidden: bool = False
+
+    @property
+    def mesh_spec(self) -> MeshSpec:
+        return MeshSpec.parse(self.mesh)
+
+    def label(self) -> str:
+        if self.args:
+            return "(" + ", ".join(map(_show_arg, self.args)) + ")"
+        parts = [f"mesh {self.mesh}"]
+        if self.axis:
+            parts.append(f"axis {self.axis!r}")
+        parts.append(self.dtype)
+        parts.append(" ".join(str(tuple(s)) for s in self.shapes) + " per device")
+        parts += [f"{k}={v}" for k, v in self.kwargs]
+        return ", ".join(parts)
+
+
+def _show_arg(arg: Any) -> str:
+    if isinstance(arg, dict) and set(arg) == {"P"}:
+        entries = (repr(tuple(e)) if isinstance(e, list) else repr(e) for e in arg["P"])
+        return "P(" + ", ".join(entries) + ")"
+    if isinstance(arg, list):
+        return repr(tuple(arg))
+    return repr(arg)
+
+
+Tolerance = tuple[float, float]  # (rtol, atol)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A graded function: how it is called, which cases it meets, and what it may use."""
+
+    name: str
+    grade_id: str
+    kind: Literal["shard_map", "python"]
+    points: dict[str, float]
+    cases: tuple[Case, ...]
+    inputs: tuple[Input, ...] = ()
+    out_layout: Layout | None = None  # None: per-device results, stacked over every axis
+    tolerance: dict[str, Tolerance] = field(default_factory=dict)
+    allowed: frozenset[str] | None = None  # jax collective names; None means any
+    required: frozenset[str] = frozenset()
+    comm_bound: Callable[[Case], float] | None = None  # theoretical minimum, values per device
+    oracle: Callable[..., Any] | None = None  # a public stand-in for the reference
+
+    @property
+    def max_score(self) -> float:
+        return float(sum(self.points.values()))
+
+    def tolerance_for(self, dtype: str) -> Tolerance:
+        return self.tolerance.get(dtype, (0.0, 0.0))
+
+    def with_hidden(self, hidden: tuple[Case, ...]) -> "Task":
+        return _replace(self, cases=self.cases + tuple(_as_hidden(c) for c in hidden))
+
+    def visible_only(self) -> "Task":
+        return _replace(self, cases=tuple(c for c in self.cases if not c.hidden))
+
+
+def _replace(task: Task, **changes: Any) -> Task:
+    from dataclasses import replace
+
+    return replace(task, **changes)
+
+
+def _as_hidden(case: Case) -> Case:
+    from dataclasses import replace
+
+    return replace(case, hidden=True)
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """An nbgrader assignment whose graded cells are ``tasks``."""
+
+    name: str
+    notebook: str
+    solutions: str  # module under the instructor's solutions/ with the references and hidden cases
+    tasks: tuple[Task, ...]
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.max_score for t in self.tasks)
+
+    def task(self, name: str) -> Task:
+        for task in self.tasks:
+            if task.name == name:
+                return task
+        raise KeyError(f"{self.name} has no task {name!r}")
+
+
+def case_id(task: Task, index: int) -> str:
+    return f"{task.name}/{index}"
+
+
+def case_seed(assignment: str, task: str, case: Case) -> int:
+    """A seed fixed by what the case is, so inputs never depend on run order."""
+    return zlib.crc32(f"{assignment}/{task}/{case!r}".encode())

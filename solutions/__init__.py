@@ -1,0 +1,1 @@
+"""Reference solutions and hidden test cases. Instructor-only: never copied into an image."""
