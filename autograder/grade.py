@@ -26,7 +26,7 @@ from .tasks import Assignment, Case, Task, case_id, case_seed
 
 DEFAULT_TIMEOUT = 300.0  # seconds for one submission's cells and exports
 DEFAULT_TEST_TIMEOUT = 60.0  # seconds for one export in the sandbox, or one run when measured
-EVALUATOR_STARTUP = 60.0
+EVALUATOR_STARTUP = 60.0  # seconds the trusted worker may take to start before its first test
 MESH_MISMATCH_EXIT = 3
 
 
@@ -81,6 +81,7 @@ class Grader:
         cache: Path,
         timeout: float = DEFAULT_TIMEOUT,
         test_timeout: float = DEFAULT_TEST_TIMEOUT,
+        startup: float = EVALUATOR_STARTUP,
     ) -> None:
         self.assignment = assignment
         self.with_solutions = course is not None and course.has_solutions(assignment)
@@ -99,7 +100,7 @@ class Grader:
         self.num_devices = max(
             [default_device_count()] + [MeshSpec.parse(p.case.mesh).size for p in self.tests]
         )
-        self.timeout, self.test_timeout = timeout, test_timeout
+        self.timeout, self.test_timeout, self.startup = timeout, test_timeout, startup
         self.source = self._source(course)
         plain = [{"id": p.id, "sig": p.sig, "seed": p.seed} for p in self.tests]
         self.references = reference.ensure(provider, plain, cache, self.num_devices, timeout)
@@ -180,9 +181,11 @@ class Grader:
             job = {"mode": "submission", "num_devices": self.num_devices, "meshes": results["meshes"],
                    "progress": str(progress), "tests": pending}  # fmt: skip
             (work / "job.json").write_text(json.dumps(job))
-            limit = EVALUATOR_STARTUP + self.test_timeout * len(pending)
+            limit = self.startup + self.test_timeout * len(pending)
             argv = [sys.executable, "-m", "autograder.evaluate", str(work / "job.json")]
-            outcome = run_process(argv, work, clean_env(work), limit, work / "evaluate.log")
+            # A test that makes no progress for test_timeout (plus start-up, for the first) is stuck.
+            outcome = run_process(argv, work, clean_env(work), limit, work / "evaluate.log",
+                                  progress, self.test_timeout, self.startup)  # fmt: skip
             if outcome.returncode == MESH_MISMATCH_EXIT:
                 return _last_line(outcome.log_tail)
             done.update(_read_progress(progress))
@@ -220,7 +223,8 @@ def _read_progress(path: Path) -> dict[str, Any]:
             record = json.loads(line)
         except ValueError:
             continue  # a line cut short by a killed worker
-        done[record.pop("id")] = record
+        if "id" in record:
+            done[record.pop("id")] = record
     return done
 
 

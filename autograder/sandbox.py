@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -38,19 +39,37 @@ def clean_env(home: Path) -> dict[str, str]:
     }
 
 
-def run_process(argv: Sequence[str], cwd: Path, env: dict[str, str], timeout: float, log: Path) -> Outcome:
-    """Run ``argv`` in a new session; past ``timeout`` the whole process group is killed."""
+def run_process(
+    argv: Sequence[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    log: Path,
+    progress: Path | None = None,
+    stall: float | None = None,
+    grace: float = 0.0,
+) -> Outcome:
+    """Run ``argv`` in a new session and kill its whole process group past ``timeout``, or when
+    ``progress`` (a file the process appends to) has not grown for ``stall`` seconds (plus
+    ``grace`` for start-up, before it first grows)."""
+    start = time.monotonic()
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
             stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            return Outcome("timeout", None, _tail(log))
+        size = progress.stat().st_size if progress is not None and progress.exists() else 0
+        moved = start + grace
+        while proc.poll() is None:
+            now = time.monotonic()
+            if progress is not None and progress.exists() and progress.stat().st_size != size:
+                size, moved = progress.stat().st_size, now
+            if now - start > timeout or (stall is not None and now - moved > stall):
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return Outcome("timeout", None, _tail(log))
+            time.sleep(0.05)
+    code = proc.returncode
     return Outcome("ok" if code == 0 else "crashed", code, _tail(log))
 
 
