@@ -72,7 +72,7 @@ class MeshSpec:
         if have < self.size:
             raise MeshSpecError(
                 f"mesh {self} needs {self.size} devices but JAX sees {have}; "
-                "set JAXCOURSE_NUM_DEVICES or XLA_FLAGS before JAX starts"
+                "call autograder.mesh.use_cpu_devices(N) before JAX starts"
             )
         axis_type = getattr(AxisType, AXIS_TYPE)
         return jax.make_mesh(

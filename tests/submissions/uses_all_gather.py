@@ -1,0 +1,10 @@
+"""Calls jax.lax.all_gather inside ring_all_gather: right values, forbidden collective."""
+
+EXPECTED = {
+    "ring_all_gather: collectives": 0,
+    "ring_all_reduce: collectives": 0,
+}
+
+
+def ring_all_gather(x, axis_name):
+    return jax.lax.all_gather(x, axis_name, tiled=True)

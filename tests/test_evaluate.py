@@ -1,0 +1,59 @@
+"""The trusted side refuses artifacts that are not the task's pure array program on its mesh."""
+
+from __future__ import annotations
+
+import jax
+import pytest
+
+from autograder import harness
+from autograder.evaluate import MeshMismatch, artifact_problems, check_meshes
+from autograder.mesh import MeshSpec, signature
+from autograder.specs import get
+
+TASK = get("01_collectives").task("ring_all_gather")
+SIG = harness.signature(TASK, TASK.cases[1])  # 2x4:x,y over 'y'
+MESH = MeshSpec.parse(SIG["mesh"]).build()
+
+
+def _exported(fn, sig=SIG):
+    return jax.export.deserialize(bytearray(harness.export(fn, sig)))
+
+
+def _gather(x, axis):
+    return jax.lax.all_gather(x, axis, tiled=True)
+
+
+def test_a_plain_export_is_accepted():
+    assert artifact_problems(_exported(_gather), SIG, MESH) == []
+
+
+def test_custom_calls_are_refused():
+    """jax.export itself refuses host callbacks; a runner that forges its own export with a
+    foreign custom call (and the safety check switched off) is refused here."""
+
+    def foreign(x, axis):
+        return jax.ffi.ffi_call("steal_answers", jax.ShapeDtypeStruct(x.shape, x.dtype))(_gather(x, axis))
+
+    wrapped, structs, _ = harness.build(foreign, SIG)
+    check = jax.export.DisabledSafetyCheck.custom_call("steal_answers")
+    forged = jax.export.export(wrapped, disabled_checks=[check])(*structs)
+    problems = artifact_problems(jax.export.deserialize(forged.serialize()), SIG, MESH)
+    assert "exported with safety checks disabled" in problems
+    assert any("custom calls or host callbacks: steal_answers" in p for p in problems), problems
+
+
+def test_other_shardings_or_meshes_are_refused():
+    other = {**SIG, "inputs": [{**SIG["inputs"][0], "spec": [None]}]}
+    assert any("inputs are" in p for p in artifact_problems(_exported(_gather, other), SIG, MESH))
+    transposed = {**SIG, "mesh": "4x2:x,y"}
+    shape = [SIG["inputs"][0]["shape"][0], *SIG["inputs"][0]["shape"][1:]]
+    transposed["inputs"] = [{**SIG["inputs"][0], "shape": shape}]
+    problems = artifact_problems(_exported(_gather, transposed), SIG, MESH)
+    assert any("not on the task's mesh" in p for p in problems), problems
+
+
+def test_a_mesh_signature_mismatch_is_a_hard_error():
+    ours = signature(MESH)
+    check_meshes({SIG["mesh"]: ours})
+    with pytest.raises(MeshMismatch, match="the sandbox ran on"):
+        check_meshes({SIG["mesh"]: {**ours, "device_ids": ours["device_ids"][::-1]}})

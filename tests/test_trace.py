@@ -1,0 +1,90 @@
+"""The HLO census: what really runs, with loops multiplied out, against hand-written modules and
+real compilations."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from autograder.harness import build
+from autograder.trace import custom_call_targets, hlo_census, stablehlo_collectives
+
+LOOP_HLO = """HloModule m, num_partitions=8
+
+%body (p: (s32[], f32[4,2])) -> (s32[], f32[4,2]) {
+  %p = (s32[], f32[4,2]{1,0}) parameter(0)
+  %x = f32[4,2]{1,0} get-tuple-element(%p), index=1
+  %cp = f32[4,2]{1,0} collective-permute(%x), channel_id=1, source_target_pairs={{0,1},{1,0}}
+  ROOT %t = (s32[], f32[4,2]{1,0}) tuple(%i, %cp)
+}
+
+%cond (p: (s32[], f32[4,2])) -> pred[] {
+  ROOT %c = pred[] constant(true)
+}
+
+ENTRY %main (a: f32[4,2]) -> f32[8,2] {
+  %a = f32[4,2]{1,0} parameter(0)
+  %w = (s32[], f32[4,2]{1,0}) while(%init), condition=%cond, body=%body, backend_config={"known_trip_count":{"n":"7"}}
+  %ag = bf16[8,2]{1,0} all-gather(%a), channel_id=2, replica_groups=[2,4]<=[8], dimensions={0}
+  ROOT %ar = f32[4,2]{1,0} all-reduce(%a), channel_id=3, replica_groups={{0,1},{2,3},{4,5},{6,7}}, to_apply=%add
+}
+"""
+
+
+def test_census_multiplies_loop_bodies_by_trip_count():
+    census = hlo_census(LOOP_HLO)
+    assert dict(census.counts) == {"collective-permute": 7, "all-gather": 1, "all-reduce": 1}
+    # permute: 7 x 8 values; all-gather of 16 over groups of 4: 3/4 x 16; all-reduce over 2: 2 x 1/2 x 8
+    assert census.values_per_device == 7 * 8 + 12 + 8
+    assert census.bytes_per_device == 7 * 8 * 4 + 12 * 2 + 8 * 4
+
+
+def test_census_flags_loops_of_unknown_length():
+    census = hlo_census(LOOP_HLO.replace(', backend_config={"known_trip_count":{"n":"7"}}', ""))
+    assert census.unbounded == ["ppermute"]
+    assert census.values_per_device is None and census.bytes_per_device is None
+
+
+def _compiled(fn, shape=(16, 3), mesh="8:i"):
+    sig = {"mesh": mesh, "axis": "i", "kwargs": {}, "out_spec": None,
+           "inputs": [{"shape": list(shape), "dtype": "float32", "spec": [["i"]]}]}  # fmt: skip
+    wrapped, structs, _ = build(fn, sig)
+    lowered = wrapped.lower(*structs)
+    return lowered.as_text(), lowered.compile().as_text()
+
+
+def test_real_all_gather_and_ring_are_told_apart():
+    asked, hlo = _compiled(lambda x, a: jax.lax.all_gather(x, a, tiled=True))
+    assert stablehlo_collectives(asked) == {"all-gather": 1}
+    census = hlo_census(hlo)
+    assert dict(census.counts) == {"all-gather": 1}
+    assert census.values_per_device == 7 * 2 * 3  # (N-1)/N of the 16x3 result
+
+    def ring(x, a):
+        for _ in range(7):
+            x = jax.lax.ppermute(x, a, [(i, (i + 1) % 8) for i in range(8)])
+        return x
+
+    asked, hlo = _compiled(ring)
+    assert stablehlo_collectives(asked) == {"collective-permute": 7}
+    assert hlo_census(hlo).counts == {"collective-permute": 7}
+
+
+def test_fori_loop_is_counted_by_its_trip_count():
+    def ring(x, a):
+        step = lambda _, y: jax.lax.ppermute(y, a, [(i, (i + 1) % 8) for i in range(8)])
+        return jax.lax.fori_loop(0, 5, step, x)
+
+    census = hlo_census(_compiled(ring)[1])
+    assert census.counts["collective-permute"] == 5
+    assert census.values_per_device == 5 * 2 * 3
+
+
+def test_host_callbacks_show_up_as_custom_calls():
+    def leaky(x, a):
+        return jax.pure_callback(lambda v: v, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+    asked, _ = _compiled(leaky)
+    assert any("callback" in t for t in custom_call_targets(asked))
+    assert custom_call_targets(_compiled(lambda x, a: x * 2)[0]) == set()
