@@ -29,7 +29,7 @@ def find_task(name: str) -> tuple[Assignment, Task]:
     raise CheckFailed(f"no graded function is called {name!r}; keep the name the exercise gives")
 
 
-def check(fn: Callable[..., Any], *, hidden: bool = False, quiet: bool = False) -> list[TestResult]:
+def check(fn: Callable[..., Any], *, hidden: bool = False, quiet: bool = False) -> None:
     """Judge ``fn`` on its task's cases; raise ``CheckFailed`` with the reasons if any part fails.
 
     ``hidden=True`` (instructors: nbgrader's hidden test blocks) adds the hidden cases and judges
@@ -50,7 +50,6 @@ def check(fn: Callable[..., Any], *, hidden: bool = False, quiet: bool = False) 
     failed = [r for r in results if r.status != "passed"]
     if failed:
         raise CheckFailed("\n".join(f"{r.name}: {r.message}" for r in failed))
-    return results
 
 
 def _measure(
@@ -61,7 +60,7 @@ def _measure(
         return {"values": compare_python(harness.call_python(fn, sig), harness.call_python(reference, sig))}
     seed = case_seed(assignment.name, task.name, case)
     ref_fn, _, mesh = harness.build(reference, sig)
-    ref_out, ref_structure = execute(ref_fn, make_inputs(sig, seed, mesh))
+    ref_out, _ = execute(ref_fn, make_inputs(sig, seed, mesh))
     expected, dtype = host_value(ref_out)
     try:
         student_fn, _, _ = harness.build(fn, sig)
@@ -69,7 +68,7 @@ def _measure(
     except Exception as err:  # show the student their own error, in one line
         return {"values": {"ok": False, "message": f"raised {type(err).__name__}: {str(err)[:400]}"}}
     values = compare_values(out, expected, dtype, task.tolerance_for(case.dtype), mesh)
-    return {"values": values, **structure, "reference_census": ref_structure["census"]}
+    return {"values": values, **structure}
 
 
 def format_results(results: list[TestResult]) -> str:

@@ -107,26 +107,19 @@ def _communication_problem(task: Task, case: Case, m: dict[str, Any]) -> str:
             f"{loops} runs inside a loop whose trip count XLA cannot determine, so what it "
             "sends cannot be bounded; use a Python loop or fori_loop with static bounds"
         )
-    bound, why = _bound(task, case, m)
-    if bound is not None and census["values_per_device"] > bound + 1e-9:
-        return f"sends {_traffic(census)} per device; {why} is {_amount(bound)} values"
-    return ""
+    reference = m.get("reference_census")
+    bound = task.comm_bound(case) if task.comm_bound else (reference or {}).get("values_per_device")
+    if bound is None or census["values_per_device"] <= bound + 1e-9:
+        return ""
+    what = "the minimum" if task.comm_bound else "the reference's traffic"
+    problem = f"sends {_traffic(census)} per device; {what} is {bound:g} values"
+    if reference and task.comm_bound:
+        problem += f", and the reference sends {reference['values_per_device']:g}"
+    return problem
 
 
 def _traffic(census: dict[str, Any]) -> str:
-    return f"{_amount(census['values_per_device'])} values ({_amount(census['bytes_per_device'])} bytes)"
-
-
-def _amount(x: float) -> str:
-    return f"{x:g}"
-
-
-def _bound(task: Task, case: Case, m: dict[str, Any]) -> tuple[float | None, str]:
-    reference = m.get("reference_census")
-    note = f" (the reference sends {_traffic(reference)})" if reference else ""
-    if task.comm_bound is not None:
-        return task.comm_bound(case), f"the minimum{note}"
-    return (reference or {}).get("values_per_device"), "the reference's traffic"
+    return f"{census['values_per_device']:g} values ({census['bytes_per_device']:g} bytes)"
 
 
 def _passed_note(part: str, measured: Measured) -> str:

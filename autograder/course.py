@@ -66,3 +66,13 @@ class Course:
 
     def has_solutions(self, assignment: Assignment) -> bool:
         return (self.solutions_dir / f"{assignment.solutions}.py").is_file()
+
+
+def tool_env() -> dict[str, str]:
+    """The environment with this Python's bin directory first on PATH: nbgrader shells out to
+    tools such as ``alembic`` by name, and a virtual environment need not be activated."""
+    bindir = str(Path(sys.executable).parent)
+    path = os.environ.get("PATH", "")
+    if bindir not in path.split(os.pathsep):
+        path = bindir + os.pathsep + path
+    return {**os.environ, "PATH": path}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -26,6 +27,9 @@ def record(db_url: str, notebook: str, report: "Report", timestamp: str | None) 
     """Write one submission's per-grade-cell scores in one commit."""
     from nbgrader.api import Gradebook, MissingEntry
 
+    from .course import tool_env
+
+    os.environ["PATH"] = tool_env()["PATH"]  # nbgrader's Gradebook runs `alembic` by name
     per_cell: dict[str, float] = defaultdict(float)
     for test in report.tests:
         per_cell[test.grade_id] += test.score

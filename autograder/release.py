@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .course import Course
+from .course import Course, tool_env
 
 LEAK_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 
@@ -34,7 +34,7 @@ def release(course: Course, assignment: str | None = None) -> list[Path]:
 def _generate(course: Course, name: str) -> None:
     argv = [sys.executable, "-m", "nbgrader", "generate_assignment", name, "--force",
             f"--CourseDirectory.root={course.nbgrader_root}"]  # fmt: skip
-    done = subprocess.run(argv, cwd=course.nbgrader_root, capture_output=True, text=True)
+    done = subprocess.run(argv, cwd=course.nbgrader_root, capture_output=True, text=True, env=tool_env())
     if done.returncode != 0:
         raise ReleaseError(f"nbgrader generate_assignment {name} failed:\n{done.stderr[-2000:]}")
     leaks = leaked_files(course.nbgrader_root / "release" / name)

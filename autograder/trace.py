@@ -80,10 +80,10 @@ def hlo_census(hlo_text: str) -> Census:
                 census.counts[op] += 1
                 continue
             census.counts[op] += times
-            elements, itemsize = _result_array(ins.result_type)
-            sent = times * elements * _fraction_sent(op, ins.attrs, partitions)
-            values += sent
-            nbytes += sent * itemsize
+            fraction = times * _fraction_sent(op, ins.attrs, partitions)
+            for elements, itemsize in _result_arrays(ins.result_type, ins.op.endswith("-start")):
+                values += fraction * elements
+                nbytes += fraction * elements * itemsize
     if census.unbounded:
         census.values_per_device = census.bytes_per_device = None
     else:
@@ -159,13 +159,15 @@ def _callees(ins: _Instr) -> list[tuple[str, int | None]]:
     return [(name, 1) for name in names]
 
 
-def _result_array(type_text: str) -> tuple[int, int]:
-    """Element count and item size of the largest array in a result type."""
+def _result_arrays(type_text: str, asynchronous: bool) -> list[tuple[int, int]]:
+    """(element count, item size) of each array a collective produces. A tuple result (psum of
+    several arrays, merged into one all-reduce) sends every member; an async ``-start`` op's
+    tuple holds its operand and result as well, so only the largest counts."""
     arrays = [
         (prod(int(d) for d in dims.split(",") if d), _ITEMSIZE[dt])
         for dt, dims in _ARRAY_RE.findall(type_text)
     ]
-    return max(arrays, default=(0, 0))
+    return [max(arrays, default=(0, 0))] if asynchronous else arrays
 
 
 def _group_size(attrs: str, partitions: int) -> int:

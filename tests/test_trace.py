@@ -88,3 +88,15 @@ def test_host_callbacks_show_up_as_custom_calls():
     asked, _ = _compiled(leaky)
     assert any("callback" in t for t in custom_call_targets(asked))
     assert custom_call_targets(_compiled(lambda x, a: x * 2)[0]) == set()
+
+
+def test_a_tuple_psum_counts_every_member():
+    """XLA:CPU merges psum((a, b)) into one tuple all-reduce; both arrays still travel."""
+
+    def stats(x, a):
+        s, q = jax.lax.psum((x.sum(1), (x * x).sum(1)), a)
+        return s + q
+
+    census = hlo_census(_compiled(stats)[1])
+    assert census.counts == {"all-reduce": 1}
+    assert census.values_per_device == 2 * (2 * 7 / 8) * 2  # two arrays of 2 rows, ring all-reduce

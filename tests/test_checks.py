@@ -1,0 +1,42 @@
+"""Notebook self-checks judge like the grader, in the student's kernel, against public oracles."""
+
+from __future__ import annotations
+
+import jax
+import pytest
+
+from autograder.checks import CheckFailed, check
+from solutions import collectives as reference
+
+
+def test_the_reference_passes_every_visible_check(capsys):
+    for name in ("local_shape", "ring_all_gather", "ring_reduce_scatter", "ring_all_reduce",
+                 "sharded_layernorm", "fold_rng_over_axis"):  # fmt: skip
+        assert check(getattr(reference, name)) is None
+    table = capsys.readouterr().out
+    assert "ring_all_gather: communication  2/2     passed" in table
+    assert "failed" not in table
+
+
+def test_a_forbidden_collective_fails_with_the_reason():
+    def ring_all_gather(x, axis_name):
+        return jax.lax.all_gather(x, axis_name, tiled=True)
+
+    with pytest.raises(CheckFailed, match="contains all-gather \\(all_gather\\); ring_all_gather may use only ppermute"):
+        check(ring_all_gather, quiet=True)
+
+
+def test_an_error_in_the_function_is_shown_in_one_line():
+    def fold_rng_over_axis(key, axis_name):
+        raise NotImplementedError()
+
+    with pytest.raises(CheckFailed, match="raised NotImplementedError"):
+        check(fold_rng_over_axis, quiet=True)
+
+
+def test_an_unknown_function_name_says_what_to_do():
+    def my_gather(x, axis_name):
+        return x
+
+    with pytest.raises(CheckFailed, match="keep the name the exercise gives"):
+        check(my_gather)

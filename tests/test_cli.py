@@ -1,0 +1,147 @@
+"""The `jaxcourse` command end to end: bad input, and a whole class into nbgrader's gradebook."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from .conftest import ASSIGNMENT, NOTEBOOK, WrongSubmission, SUBMISSIONS, solved_notebook, write_submission
+
+JAXCOURSE = [sys.executable, "-m", "autograder.cli"]
+
+
+def run(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("JAXCOURSE_ROOT", None)
+    return subprocess.run([*JAXCOURSE, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["grade", "99_nope"], "unknown assignment '99_nope'; known: 01_collectives"),
+        (["grade", ASSIGNMENT, "--jobs", "0"], "'0' must be at least 1"),
+        (["grade", ASSIGNMENT, "--submissions", "/no/such/dir"], "no submissions directory at /no/such/dir"),
+        (["check", "/no/such.ipynb"], "no notebook at /no/such.ipynb"),
+        (["release", "99_nope"], "no assignment '99_nope'"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_bad_input_gets_one_line_and_a_nonzero_exit(course, args, message):
+    done = run(*args, cwd=course.root)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_check_reads_a_corrupt_notebook_as_bad_input(course, tmp_path):
+    bad = tmp_path / NOTEBOOK
+    bad.write_text("{ this is not json")
+    done = run("check", str(bad), cwd=course.root)
+    assert done.returncode == 2 and "is not a readable notebook" in done.stderr
+
+
+def test_check_outside_a_course_uses_the_public_oracles(course, tmp_path):
+    """A student's copy has no solutions: visible cases only, still full marks for a right answer."""
+    nb = solved_notebook(course)
+    path = tmp_path / NOTEBOOK
+    nbformat.write(nb, path)
+    done = run("check", str(path), "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["status"] == "graded"
+    assert report["score"] == report["max_score"] == 38  # 50 less the 12 hidden points
+    assert all(t["visibility"] == "visible" for t in report["tests"])
+
+
+@pytest.fixture(scope="module")
+def graded_class(course, tmp_path_factory):
+    """Five students: right, raising, corrupt, for another assignment, and a missing notebook."""
+    submitted = tmp_path_factory.mktemp("submitted")
+    write_submission(submitted, "alice", solved_notebook(course))
+    (submitted / "alice" / ASSIGNMENT / "timestamp.txt").write_text("2026-11-20 10:00:00.000000 UTC")
+    raising = WrongSubmission(SUBMISSIONS / "raises_at_import.py")
+    write_submission(submitted, "bob", solved_notebook(course, extra_cell=raising.extra_cell))
+    write_submission(submitted, "carol", solved_notebook(course)).write_text("{broken")
+    other = solved_notebook(course)
+    other.metadata["jaxcourse"] = {"assignment": "02_sharded_matmul"}
+    write_submission(submitted, "dave", other)
+    (submitted / "erin" / ASSIGNMENT).mkdir(parents=True)
+    out = tmp_path_factory.mktemp("graded")
+    done = run("grade", ASSIGNMENT, "--submissions", str(submitted), "--out", str(out), "--jobs", "2",
+               cwd=course.root)  # fmt: skip
+    return done, out, submitted
+
+
+@pytest.mark.slow
+def test_grade_reports_every_student_and_exits_zero(graded_class):
+    done, out, _ = graded_class
+    assert done.returncode == 0, done.stderr
+    assert "graded 5 submissions" in done.stdout and "4 failed to run" in done.stdout
+    assert "grading" in done.stderr  # the progress bar
+    with open(out / "grades.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == ["student_id", "assignment", "score", "max_score", "status"]
+    got = {r["student_id"]: (r["score"], r["status"]) for r in rows}
+    assert got == {"alice": ("50", "graded"), "bob": ("0", "error"), "carol": ("0", "invalid"),
+                   "dave": ("0", "invalid"), "erin": ("0", "invalid")}  # fmt: skip
+    bob = json.loads((out / "bob" / "results.json").read_text())
+    assert "RuntimeError" in bob["message"] and "I broke my notebook" in bob["message"]
+    assert "is for 02_sharded_matmul, not 01_collectives" in json.loads((out / "dave" / "results.json").read_text())["message"]
+    alice = json.loads((out / "alice" / "results.json").read_text())
+    assert {tuple(sorted(t)) for t in alice["tests"]} == {
+        ("grade_id", "max_score", "message", "name", "score", "status", "visibility")
+    }
+
+
+@pytest.mark.slow
+def test_grades_land_in_nbgraders_gradebook(graded_class, course):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course.nbgrader_root / 'gradebook.db'}") as gb:
+        alice = gb.find_submission(ASSIGNMENT, "alice")
+        assert alice.score == alice.max_score == 50
+        assert str(alice.timestamp).startswith("2026-11-20 10:00:00")
+        assert gb.find_submission(ASSIGNMENT, "bob").score == 0
+        cell = gb.find_grade("test_ring_all_gather", "01_collectives", ASSIGNMENT, "alice")
+        assert cell.score == cell.max_score == 10
+    exported = course.root / "nbgrader-grades.csv"
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "export", f"--to={exported}"],
+                          cwd=course.nbgrader_root, capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = {r["student_id"]: r for r in csv.DictReader(open(exported))}
+    assert float(rows["alice"]["score"]) == 50.0
+
+
+@pytest.mark.slow
+def test_feedback_never_shows_hidden_test_source(graded_class, course):
+    _, out, _ = graded_class
+    html = (out / "alice" / "feedback.html").read_text()
+    assert "ring_all_gather: hidden values" in html and "Score: 50 / 50" in html
+    source = (course.nbgrader_root / "source" / ASSIGNMENT / NOTEBOOK).read_text()
+    assert "hidden=True" in source
+    for page in (out / "alice" / "feedback.html", out / "alice" / "feedback.md", out / "bob" / "feedback.md"):
+        text = page.read_text()
+        assert "hidden=True" not in text and "HIDDEN TESTS" not in text
+    assert "Your notebook raised an error" in (out / "bob" / "feedback.md").read_text()
+
+
+@pytest.mark.slow
+def test_grading_again_reuses_reports_and_keeps_the_gradebook(graded_class, course):
+    _, out, submitted = graded_class
+    before = (out / "alice" / "results.json").read_text()
+    done = run("grade", ASSIGNMENT, "--submissions", str(submitted), "--out", str(out), "--quiet", cwd=course.root)
+    assert done.returncode == 0, done.stderr
+    assert (out / "alice" / "results.json").read_text() == before
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course.nbgrader_root / 'gradebook.db'}") as gb:
+        assert gb.find_submission(ASSIGNMENT, "alice").score == 50
