@@ -104,7 +104,10 @@ class Grader:
         self.source = self._source(course)
         plain = [{"id": p.id, "sig": p.sig, "seed": p.seed} for p in self.tests]
         self.references = reference.ensure(provider, plain, cache, self.num_devices, timeout)
-        self.fingerprint_base = provider.source_text + json.dumps(plain, sort_keys=True)
+        # A report stays valid while the notebook, the reference, the cases and this grader's own
+        # code are all unchanged.
+        own_code = "".join(p.read_text() for p in sorted(Path(__file__).parent.rglob("*.py")))
+        self.fingerprint_base = provider.source_text + json.dumps(plain, sort_keys=True) + own_code
         self.sandbox = LocalSandbox()
 
     def _source(self, course: Course | None) -> Any:

@@ -3,15 +3,16 @@ submissions, same machine, one run. Prints both wall times and the ratio.
 
     .venv/bin/python benchmarks/grade_throughput.py [--students 6] [--jobs 2]
 
-Submissions cycle through the reference and the wrong-submission library's graded cases, so both
-graders see right and wrong code. jaxcourse's time includes computing its reference cache.
+Submissions cycle through the reference and the library's typical mistakes (wrong values, wrong
+collectives, too much traffic, unfinished functions), so both graders see right and wrong code;
+the library's endless loops are left out, since they measure time limits, not throughput.
+jaxcourse's time includes computing its reference cache.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,21 +23,14 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tests.conftest import (  # noqa: E402  (the test helpers build real submissions)
-    ASSIGNMENT, SUBMISSIONS, WrongSubmission, solved_notebook, write_submission,
+    ASSIGNMENT, SUBMISSIONS, WrongSubmission, copy_course, solved_notebook, write_submission,
 )  # fmt: skip
 
 
-def make_course(root: Path):
-    from autograder.course import Course
-    from autograder.release import release
-
-    shutil.copytree(REPO / "solutions", root / "solutions", ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "assignments").mkdir()
-    shutil.copy(REPO / "assignments" / "nbgrader_config.py", root / "assignments")
-    shutil.copytree(REPO / "assignments" / "source", root / "assignments" / "source")
-    course = Course(root)
-    release(course, ASSIGNMENT)
-    return course
+TYPICAL_MISTAKES = (
+    "ring_wrong_direction", "uses_all_gather", "ring_sends_twice", "layernorm_gathers_rows",
+    "layernorm_wrong_dtype", "fold_wrong_axis", "unfinished_function", "local_shape_no_error",
+)  # fmt: skip
 
 
 def timed(argv: list[str], cwd: Path) -> float:
@@ -53,9 +47,9 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=6)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    graded = [w for w in (WrongSubmission(p) for p in sorted(SUBMISSIONS.glob("*.py"))) if w.status == "graded"]
+    graded = [WrongSubmission(SUBMISSIONS / f"{name}.py") for name in TYPICAL_MISTAKES]
     with tempfile.TemporaryDirectory() as tmp:
-        course = make_course(Path(tmp))
+        course = copy_course(Path(tmp))
         submitted = course.nbgrader_root / "submitted"
         for i in range(args.students):
             wrong = None if i % 3 == 0 else graded[i % len(graded)]

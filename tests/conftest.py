@@ -21,13 +21,11 @@ ASSIGNMENT = "01_collectives"
 NOTEBOOK = "01_collectives.ipynb"
 
 
-@pytest.fixture(scope="session")
-def course(tmp_path_factory: pytest.TempPathFactory):
-    """A copy of the course (sources, config, solutions), released once for the whole session."""
+def copy_course(root: Path):
+    """A private copy of the course (sources, config, solutions) under ``root``, released."""
     from autograder.course import Course
     from autograder.release import release
 
-    root = tmp_path_factory.mktemp("course")
     shutil.copytree(REPO / "solutions", root / "solutions", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "assignments").mkdir()
     shutil.copy(REPO / "assignments" / "nbgrader_config.py", root / "assignments")
@@ -35,6 +33,12 @@ def course(tmp_path_factory: pytest.TempPathFactory):
     course = Course(root)
     release(course, ASSIGNMENT)
     return course
+
+
+@pytest.fixture(scope="session")
+def course(tmp_path_factory: pytest.TempPathFactory):
+    """One released copy of the course for the whole session."""
+    return copy_course(tmp_path_factory.mktemp("course"))
 
 
 def release_notebook(course) -> nbformat.NotebookNode:
