@@ -17,8 +17,14 @@ from .notebook import NotebookError
 from .reference import ReferenceError
 from .release import ReleaseError, release
 
-USER_ERRORS = (CourseError, GradebookError, MeshSpecError, NotebookError, ReferenceError,
-               ReleaseError, specs.UnknownAssignment, FileNotFoundError)  # fmt: skip
+
+
+class LaunchUsage(Exception):
+    """``jaxcourse launch`` was given no command."""
+
+
+USER_ERRORS = (CourseError, GradebookError, LaunchUsage, MeshSpecError, NotebookError,
+               ReferenceError, ReleaseError, specs.UnknownAssignment, FileNotFoundError)  # fmt: skip
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,6 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.set_defaults(run=_grade)
 
+    run = sub.add_parser("launch", help="run a command in N processes x M simulated devices (jax.distributed)")
+    run.add_argument("-n", "--processes", type=_positive, default=_launch_default("num_processes"))
+    run.add_argument("-d", "--devices", type=_positive, default=_launch_default("devices_per_process"),
+                     help="simulated CPU devices per process")  # fmt: skip
+    run.add_argument("--timeout", type=float, default=_launch_default("timeout"), help="seconds before a hang is reported")
+    run.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command, e.g. -- python train.py")
+    run.set_defaults(run=_launch)
+
     rel = sub.add_parser("release", help="generate the student version of assignments with nbgrader")
     rel.add_argument("assignment", nargs="?", help="default: every assignment under source/")
     rel.set_defaults(run=_release)
@@ -100,6 +114,28 @@ def _grade(args: argparse.Namespace) -> int:
         _assignment(args.assignment), course, args.submissions, args.out, args.jobs, not args.quiet
     )
     print(classroom.summary(reports))
+    return 0
+
+
+def _launch_default(name: str):
+    import inspect
+
+    from .launch import launch
+
+    return inspect.signature(launch).parameters[name].default
+
+
+def _launch(args: argparse.Namespace) -> int:
+    from .launch import LaunchError, command_for, run_group
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise LaunchUsage("give the command after --, e.g. jaxcourse launch -n 2 -d 4 -- python train.py")
+    try:
+        run_group([command_for(command)] * args.processes, args.devices, args.timeout)
+    except LaunchError as err:
+        print(f"jaxcourse: launch failed: {err}", file=sys.stderr)
+        return 1
     return 0
 
 

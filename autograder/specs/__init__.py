@@ -1,11 +1,30 @@
-"""The course's assignments, by nbgrader name."""
+"""The course's assignments, by nbgrader name, and the lectures' self-check exercises.
+
+A lecture's exercises live in ``lecture_<nn>_<topic>.py`` beside this file as an ``EXERCISES``
+``Assignment`` (oracles only, never graded); they are found by name, so adding a lecture needs no
+edit here.
+"""
 
 from __future__ import annotations
+
+import importlib
+import pkgutil
 
 from ..tasks import Assignment
 from . import collectives
 
 ASSIGNMENTS: dict[str, Assignment] = {a.name: a for a in (collectives.ASSIGNMENT,)}
+
+
+def _lecture_exercises() -> dict[str, Assignment]:
+    found = {}
+    for module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("lecture_")):
+        exercises = importlib.import_module(f"{__name__}.{module}").EXERCISES
+        found[exercises.name] = exercises
+    return found
+
+
+EXERCISES: dict[str, Assignment] = _lecture_exercises()
 
 
 class UnknownAssignment(KeyError):

@@ -1,0 +1,112 @@
+"""N processes x M simulated devices from one call: results, a crash, a hang, and the command."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from autograder.launch import LaunchError, launch
+
+pytestmark = pytest.mark.slow
+
+
+def global_sum(scale):
+    import jax
+    import jax.numpy as jnp
+
+    mesh = jax.make_mesh((jax.device_count(),), ("i",), axis_types=(jax.sharding.AxisType.Explicit,))
+    local = jnp.full((jax.local_device_count(),), float(jax.process_index() + 1)) * scale
+    x = jax.make_array_from_process_local_data(jax.NamedSharding(mesh, jax.P("i")), local)
+    total = jax.jit(jax.shard_map(lambda v: jax.lax.psum(v, "i"), mesh=mesh, in_specs=jax.P("i"), out_specs=jax.P()))
+    print("devices", jax.device_count(), "local", jax.local_device_count())
+    return {"rank": jax.process_index(), "sum": total(x)}
+
+
+def test_every_process_returns_its_result_by_rank():
+    out = io.StringIO()
+    results = launch(global_sum, num_processes=2, devices_per_process=4, args=(2.0,), timeout=120, out=out)
+    assert [r["rank"] for r in results] == [0, 1]
+    # 4 devices holding 1 x 2 and 4 devices holding 2 x 2
+    assert [float(r["sum"][0]) for r in results] == [24.0, 24.0]
+    assert "[process 0] devices 8 local 4" in out.getvalue()
+    assert "[process 1] devices 8 local 4" in out.getvalue()
+
+
+def crash_in_one():
+    import time
+
+    import jax
+
+    if jax.process_index() == 1:
+        raise RuntimeError("process one gave up")
+    time.sleep(60)
+
+
+def test_a_crash_stops_the_group_at_once_and_names_the_process():
+    start = time.monotonic()
+    with pytest.raises(LaunchError, match="process 1 exited with code 1: RuntimeError: process one gave up"):
+        launch(crash_in_one, num_processes=2, devices_per_process=2, timeout=120, out=io.StringIO())
+    assert time.monotonic() - start < 30  # not the 60 s the other process would sleep
+
+
+def one_never_arrives():
+    import time
+
+    import jax
+    import jax.numpy as jnp
+
+    mesh = jax.make_mesh((jax.device_count(),), ("i",), axis_types=(jax.sharding.AxisType.Explicit,))
+    if jax.process_index() == 1:
+        time.sleep(600)  # never reaches the collective below
+    x = jax.make_array_from_process_local_data(
+        jax.NamedSharding(mesh, jax.P("i")), jnp.ones((jax.local_device_count(),))
+    )
+    return jax.jit(jax.shard_map(lambda v: jax.lax.psum(v, "i"), mesh=mesh, in_specs=jax.P("i"), out_specs=jax.P()))(x)
+
+
+def test_a_hang_is_reported_at_the_timeout_naming_who_did_not_arrive():
+    start = time.monotonic()
+    with pytest.raises(LaunchError) as err:
+        launch(one_never_arrives, num_processes=2, devices_per_process=2, timeout=15, out=io.StringIO())
+    assert time.monotonic() - start < 40
+    message = str(err.value)
+    assert "the group hung for 15 s" in message
+    assert "did not arrive: process 1 (test_launch.py:" in message and "in one_never_arrives" in message
+    assert "waiting inside JAX: process 0" in message
+
+
+SCRIPT = """
+    import os, sys
+    import jax
+    jax.distributed.initialize(num_processes=int(os.environ["JAX_NUM_PROCESSES"]),
+                               process_id=int(os.environ["JAX_PROCESS_ID"]))
+    print("rank", jax.process_index(), "of", jax.process_count(), "sees", jax.device_count(), "devices")
+    if sys.argv[1:] == ["fail"] and jax.process_index() == 1:
+        sys.exit(3)
+"""
+
+
+def _cli(tmp_path, *args):
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    argv = [sys.executable, "-m", "autograder.cli", "launch", "-n", "2", "-d", "3", "--timeout", "120", "--",
+            "python", str(script), *args]  # fmt: skip
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300)
+
+
+def test_the_command_runs_an_unchanged_cluster_script(tmp_path):
+    done = _cli(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "[process 0] rank 0 of 2 sees 6 devices" in done.stdout
+    assert "[process 1] rank 1 of 2 sees 6 devices" in done.stdout
+
+
+def test_the_command_exits_nonzero_when_a_process_fails(tmp_path):
+    done = _cli(tmp_path, "fail")
+    assert done.returncode == 1
+    assert "jaxcourse: launch failed: process 1 exited with code 3" in done.stderr
