@@ -59,18 +59,21 @@ def check(fn: Callable[..., Any], *, hidden: bool = False, quiet: bool = False) 
 def _measure(
     assignment: Assignment, task: Task, case: Case, fn: Callable[..., Any], reference: Callable[..., Any]
 ) -> dict[str, Any]:
+    """The student's function first: an unfinished one is reported before the reference runs."""
     sig = harness.signature(task, case)
     if task.kind == "python":
-        return {"values": compare_python(harness.call_python(fn, sig), harness.call_python(reference, sig))}
+        got = harness.call_python(fn, sig)
+        if got.get("raises") == "NotImplementedError":
+            return {"values": {"ok": False, "message": "raised NotImplementedError"}}
+        return {"values": compare_python(got, harness.call_python(reference, sig))}
     seed = case_seed(assignment.name, task.name, case)
-    ref_fn, _, mesh = harness.build(reference, sig)
-    ref_out, _ = execute(ref_fn, make_inputs(sig, seed, mesh))
-    expected, dtype = host_value(ref_out)
     try:
-        student_fn, _, _ = harness.build(fn, sig)
+        student_fn, _, mesh = harness.build(fn, sig)
         out, structure = execute(student_fn, make_inputs(sig, seed, mesh))
     except Exception as err:  # show the student their own error, in one line
         return {"values": {"ok": False, "message": f"raised {type(err).__name__}: {str(err)[:400]}"}}
+    ref_fn, _, _ = harness.build(reference, sig)
+    expected, dtype = host_value(execute(ref_fn, make_inputs(sig, seed, mesh))[0])
     values = compare_values(out, expected, dtype, task.tolerance_for(case.dtype), mesh)
     return {"values": values, **structure}
 

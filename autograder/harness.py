@@ -131,11 +131,8 @@ def to_plain(value: Any) -> Any:
         return [to_plain(v) for v in value]
     if isinstance(value, dict):
         return {str(k): to_plain(v) for k, v in value.items()}
-    try:
-        import numpy as np
+    import numpy as np
 
-        if isinstance(value, np.integer):
-            return int(value)
-    except ImportError:  # pragma: no cover - numpy is always installed with JAX
-        pass
+    if isinstance(value, (np.ndarray, np.generic)):
+        return to_plain(value.tolist())
     return {"repr": repr(value)[:200]}

@@ -171,6 +171,10 @@ def _result_arrays(type_text: str, asynchronous: bool) -> list[tuple[int, int]]:
 
 
 def _group_size(attrs: str, partitions: int) -> int:
+    named = re.search(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}", attrs)
+    if named:  # the partitioner's form: mesh['x'=2,'y'=4] {'y'}
+        sizes = {k: int(v) for k, v in re.findall(r"'([^']+)'=(\d+)", named.group(1))}
+        return prod(sizes[name] for name in re.findall(r"'([^']+)'", named.group(2)))
     iota = re.search(r"replica_groups=\[([\d,]+)\]<=", attrs)
     if iota:
         return int(iota.group(1).split(",")[-1])

@@ -100,3 +100,14 @@ def test_a_tuple_psum_counts_every_member():
     census = hlo_census(_compiled(stats)[1])
     assert census.counts == {"all-reduce": 1}
     assert census.values_per_device == 2 * (2 * 7 / 8) * 2  # two arrays of 2 rows, ring all-reduce
+
+
+def test_group_sizes_in_every_spelling_xla_uses():
+    ar = "%s = f32[12]{0} all-reduce(%a), channel_id=3, replica_groups=GROUPS, to_apply=%add"
+    cases = {"{{0,1,2,3},{4,5,6,7}}": 4, "[4,2]<=[2,4]T(1,0)": 2, "mesh['axis_0'=2,'axis_1'=4] {'axis_1'}": 4,
+             "mesh['x'=2,'y'=4] {'x'}": 2, "mesh['x'=2,'y'=4] {'x','y'}": 8}  # fmt: skip
+    for groups, n in cases.items():
+        hlo = LOOP_HLO.replace(LOOP_HLO.splitlines()[-2], "  ROOT " + ar.replace("GROUPS", groups))
+        census = hlo_census(hlo)
+        assert census.counts["all-reduce"] == 1
+        assert census.values_per_device - (7 * 8 + 12) == pytest.approx(2 * (n - 1) / n * 12), groups
