@@ -69,11 +69,11 @@ def _measure(
     seed = case_seed(assignment.name, task.name, case)
     try:
         student_fn, _, mesh = harness.build(fn, sig)
-        out, structure = execute(student_fn, make_inputs(sig, seed, mesh))
+        out, structure = execute(student_fn, make_inputs(sig, seed, mesh), mesh)
     except Exception as err:  # show the student their own error, in one line
         return {"values": {"ok": False, "message": f"raised {type(err).__name__}: {str(err)[:400]}"}}
     ref_fn, _, _ = harness.build(reference, sig)
-    expected, dtype = host_value(execute(ref_fn, make_inputs(sig, seed, mesh))[0])
+    expected, dtype = host_value(execute(ref_fn, make_inputs(sig, seed, mesh), mesh)[0])
     values = compare_values(out, expected, dtype, task.tolerance_for(case.dtype), mesh)
     return {"values": values, **structure}
 

@@ -59,7 +59,7 @@ def store_reference(test: dict[str, Any], fn: Callable[..., Any]) -> None:
         record: dict[str, Any] = {"result": harness.call_python(fn, sig)}
     else:
         wrapped, _, mesh = harness.build(fn, sig)
-        out, structure = execute(wrapped, make_inputs(sig, test["seed"], mesh))
+        out, structure = execute(wrapped, make_inputs(sig, test["seed"], mesh), mesh)
         value, dtype = host_value(out)
         np.save(prefix.with_suffix(".npy"), value.astype(np.float32) if dtype == "bfloat16" else value)
         record = {"dtype": dtype, "structure": structure}
@@ -131,7 +131,7 @@ def measure_artifact(test: dict[str, Any], mesh: Any) -> dict[str, Any]:
     record, expected = load_reference(test["reference"])
     args = make_inputs(sig, test["seed"], mesh)
     try:
-        out, structure = execute(jax.jit(exported.call), args)
+        out, structure = execute(jax.jit(exported.call), args, mesh)
     except Exception as err:  # a failure at run time, e.g. an out-of-bounds shape mix-up
         return {"values": {"ok": False, "message": f"failed to run: {str(err)[:300]}"}}
     values = compare_values(out, expected, record["dtype"], tuple(test["tolerance"]), mesh)

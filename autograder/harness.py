@@ -110,8 +110,9 @@ def export(fn: Callable[..., Any], sig: Signature) -> bytes:
     """Serialized ``jax.export`` artifact of the wrapped function: an array program, no Python."""
     import jax
 
-    wrapped, structs, _ = build(fn, sig)
-    return bytes(jax.export.export(wrapped)(*structs).serialize())
+    wrapped, structs, mesh = build(fn, sig)
+    with jax.set_mesh(mesh):  # the task's mesh, whatever the notebook set globally
+        return bytes(jax.export.export(wrapped)(*structs).serialize())
 
 
 def call_python(fn: Callable[..., Any], sig: Signature) -> dict[str, Any]:

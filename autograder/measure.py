@@ -14,14 +14,16 @@ from .harness import spec_to_json
 from .trace import hlo_census, stablehlo_collectives
 
 
-def execute(call: Callable[..., Any], args: list[Any]) -> tuple[Any, dict[str, Any]]:
-    """Compile ``call`` for ``args``, run it once, and read what its program does."""
+def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, dict[str, Any]]:
+    """Compile ``call`` for ``args``, run it once, and read what its program does. The task's
+    mesh is made the context mesh, whatever mesh the caller's notebook has set globally."""
     import jax
 
     jitted = call if hasattr(call, "lower") else jax.jit(call)
-    lowered = jitted.lower(*args)
-    compiled = lowered.compile()
-    out = compiled(*args)
+    with jax.set_mesh(mesh):
+        lowered = jitted.lower(*args)
+        compiled = lowered.compile()
+        out = compiled(*args)
     structure = {
         "asked": dict(stablehlo_collectives(lowered.as_text())),
         "census": hlo_census(compiled.as_text()).to_json(),

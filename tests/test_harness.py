@@ -46,7 +46,7 @@ def test_two_inputs_with_given_specs_export_and_measure():
     mesh = MeshSpec.parse(sig["mesh"]).build()
     assert artifact_problems(exported, sig, mesh) == []
     args = make_inputs(sig, seed=0, mesh=mesh)
-    out, structure = execute(jax.jit(exported.call), args)
+    out, structure = execute(jax.jit(exported.call), args, mesh)
     assert structure["out_spec"] == ["x"]
     assert structure["census"]["values_per_device"] == 0
     expected = np.asarray(args[0]) @ np.asarray(args[1])
