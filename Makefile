@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha256sum requirements/dev.lock pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: venv test test-fast lock release clean
+.PHONY: venv test test-fast lock release lecture-html bench clean
 
 venv: $(STAMP)
 
@@ -26,6 +26,17 @@ test-fast: venv
 
 release: venv
 	$(BIN)/jaxcourse release
+
+# The lectures, executed and rendered for reading (git stores them without outputs).
+lecture-html: venv
+	mkdir -p build/lectures
+	$(BIN)/jupyter nbconvert --execute --to html --output-dir build/lectures course/*.ipynb
+	cp -r course/figures build/lectures/
+
+# Measured figures: grading throughput against nbgrader, lecture execution times.
+bench: venv
+	$(BIN)/python benchmarks/grade_throughput.py
+	$(BIN)/python benchmarks/lecture_times.py
 
 # Recompile the hashed lock after editing requirements/dev.in.
 lock:

@@ -26,6 +26,8 @@ from typing import IO, Any, Callable, Sequence
 
 STACK_SIGNAL = signal.SIGUSR1
 _FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
+# Gloo announces every peer connection on CPU; the lines say nothing a student can act on.
+_NOISE = re.compile(r"^\[Gloo\] Rank \d+ is connected to \d+ peer ranks")
 
 
 class LaunchError(RuntimeError):
@@ -81,7 +83,7 @@ def run_group(
     try:
         _wait(procs, timeout)
     finally:
-        for proc in procs:
+        for proc in reversed(procs):  # the coordinator (rank 0) last, so no one reports its loss
             _kill(proc)
     return ["".join(p.lines) for p in procs]
 
@@ -90,6 +92,8 @@ def _pump(proc: _Proc, out: IO[str], lock: threading.Lock) -> None:
     assert proc.popen.stdout is not None
     for line in proc.popen.stdout:
         proc.lines.append(line)
+        if _NOISE.match(line):
+            continue
         with lock:
             out.write(f"[process {proc.rank}] {line}")
             out.flush()
@@ -146,6 +150,8 @@ def _location(output: str) -> tuple[str, bool]:
     if len(dump) < 2:
         return "no stack dump", False
     frames = _FRAME.findall(dump[1])
+    if any(func == "shutdown" and "distributed" in path for path, _, func in frames):
+        return "finished, waiting at exit in jax.distributed.shutdown", True
     in_jax = any(_is_jax(path) for path, _, _ in frames)
     for path, line, func in frames:
         if not (_is_jax(path) or path == __file__ or path.startswith("<frozen")):

@@ -1,0 +1,134 @@
+"""Self-check exercises of course/02_sharded_arrays.ipynb: sharding arithmetic.
+
+The oracles ask JAX itself: ``NamedSharding.shard_shape`` for the block a device holds, and
+``NamedSharding.devices_indices_map`` on a real mesh for which devices hold which elements.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tasks import Assignment, Case, Task
+
+
+def _spec(*entries: Any) -> dict[str, list[Any]]:
+    """A PartitionSpec argument, as plain data that the harness turns back into ``jax.P``."""
+    return {"P": [list(e) if isinstance(e, tuple) else e for e in entries]}
+
+
+def _sharding(spec, mesh_shape):
+    """``NamedSharding(spec)`` on a real mesh of the first devices, with explicit axes."""
+    import jax
+
+    from ..mesh import MeshSpec
+
+    mesh = MeshSpec(tuple(mesh_shape.values()), tuple(mesh_shape)).build()
+    return jax.NamedSharding(mesh, spec)
+
+
+def _bytes_held_per_device_oracle(global_shape, dtype, spec, mesh_shape):
+    import math
+
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import AbstractMesh
+
+    mesh = AbstractMesh(tuple(mesh_shape.values()), tuple(mesh_shape))
+    block = jax.NamedSharding(mesh, spec).shard_shape(tuple(global_shape))
+    return math.prod(block) * jnp.dtype(dtype).itemsize
+
+
+def _replication_factor_oracle(spec, mesh_shape):
+    sharding = _sharding(spec, mesh_shape)
+    size = sharding.mesh.size
+    blocks = sharding.devices_indices_map((size,) * max(len(spec), 1))
+    first = next(iter(blocks.values()))
+    return sum(index == first for index in blocks.values())
+
+
+def _coords_holding_element_oracle(global_shape, spec, mesh_shape, index):
+    import numpy as np
+
+    sharding = _sharding(spec, mesh_shape)
+    blocks = sharding.devices_indices_map(tuple(global_shape))
+    grid = sharding.mesh.devices
+    held = []
+    for coords in np.ndindex(grid.shape):
+        slices = blocks[grid[coords]]
+        if all(s.start is None or s.start <= i < s.stop for s, i in zip(slices, index)):
+            held.append(tuple(int(c) for c in coords))
+    return held
+
+
+MESH_2X4 = {"x": 2, "y": 4}
+
+BYTES_CASES = tuple(
+    Case("8:i", args=args)
+    for args in (
+        ([8, 8], "float32", _spec("x", "y"), MESH_2X4),
+        ([8, 8], "float32", _spec(), MESH_2X4),
+        ([1024, 512], "bfloat16", _spec(None, ("x", "y")), MESH_2X4),
+        ([64, 32, 16], "int8", _spec("y", None, "x"), MESH_2X4),
+        ([4096, 4096], "float32", _spec(("x", "y")), {"x": 4, "y": 2}),
+        ([6, 10], "float16", _spec("y"), {"x": 2, "y": 3}),
+    )
+)
+
+REPLICATION_CASES = tuple(
+    Case("8:i", args=args)
+    for args in (
+        (_spec("x"), MESH_2X4),
+        (_spec(None, "y"), MESH_2X4),
+        (_spec("x", "y"), MESH_2X4),
+        (_spec(), MESH_2X4),
+        (_spec(("x", "y")), MESH_2X4),
+        (_spec("fsdp", "tensor"), {"data": 2, "fsdp": 2, "tensor": 2}),
+        (_spec(None, "y"), {"x": 2, "y": 2, "z": 2}),
+        (_spec(), {"i": 8}),
+    )
+)
+
+COORDS_CASES = tuple(
+    Case("8:i", args=args)
+    for args in (
+        ([8, 8], _spec("x", None), MESH_2X4, [5, 3]),
+        ([8, 8], _spec("x", "y"), MESH_2X4, [5, 3]),
+        ([8, 8], _spec("y", "x"), MESH_2X4, [5, 3]),
+        ([8, 8], _spec(None, "y"), MESH_2X4, [0, 7]),
+        ([16], _spec(("y", "x")), MESH_2X4, [11]),
+        ([8, 8], _spec(), {"x": 2, "y": 2}, [0, 0]),
+        ([4, 8], _spec("b", ("a", "c")), {"a": 2, "b": 2, "c": 2}, [3, 4]),
+    )
+)
+
+EXERCISES = Assignment(
+    name="lecture 02_sharded_arrays",
+    notebook="02_sharded_arrays.ipynb",
+    solutions="",
+    tasks=(
+        Task(
+            name="bytes_held_per_device",
+            grade_id="test_bytes_held_per_device",
+            kind="python",
+            points={"values": 1.0},
+            cases=BYTES_CASES,
+            oracle=_bytes_held_per_device_oracle,
+        ),
+        Task(
+            name="replication_factor",
+            grade_id="test_replication_factor",
+            kind="python",
+            points={"values": 1.0},
+            cases=REPLICATION_CASES,
+            oracle=_replication_factor_oracle,
+        ),
+        Task(
+            name="coords_holding_element",
+            grade_id="test_coords_holding_element",
+            kind="python",
+            points={"values": 1.0},
+            cases=COORDS_CASES,
+            oracle=_coords_holding_element_oracle,
+        ),
+    ),
+)

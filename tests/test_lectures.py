@@ -1,0 +1,62 @@
+"""Every lecture runs top to bottom with no error and no deprecation warning; every lecture
+exercise has an answer that passes its self-check."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from autograder.checks import check
+from autograder.notebooks import execute
+from autograder.specs import ASSIGNMENTS, EXERCISES
+
+from .conftest import REPO
+
+LECTURES = sorted((REPO / "course").glob("*.ipynb"))
+EXERCISE_TASKS = [(a, t) for a in EXERCISES.values() for t in a.tasks]
+
+
+def test_there_are_seven_lectures_each_with_exercises():
+    assert len(LECTURES) == 7
+    assert {a.notebook for a in EXERCISES.values()} == {p.name for p in LECTURES}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", LECTURES, ids=lambda p: p.stem)
+def test_lecture_executes_without_errors_or_deprecations(path):
+    nb, _ = execute(path)
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors
+
+
+def test_lectures_are_stored_without_outputs():
+    import nbformat
+
+    for path in LECTURES:
+        nb = nbformat.read(path, as_version=4)
+        assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code"), path
+
+
+@pytest.mark.parametrize("exercise", EXERCISE_TASKS, ids=lambda e: e[1].name)
+def test_exercise_answer_passes_its_check(exercise, capsys):
+    assignment, task = exercise
+    module = importlib.import_module(f"solutions.lecture_{assignment.notebook.removesuffix('.ipynb')}")
+    check(getattr(module, task.name))
+    assert "passed" in capsys.readouterr().out
+
+
+def test_an_untouched_exercise_stub_is_reported_not_failed(capsys):
+    assignment, task = EXERCISE_TASKS[0]
+
+    def stub(*args, **kwargs):
+        raise NotImplementedError()
+
+    stub.__name__ = task.name
+    assert check(stub) is None
+    assert "not attempted yet" in capsys.readouterr().out
+
+
+def test_function_names_are_unique_across_the_course():
+    names = [t.name for a in (*ASSIGNMENTS.values(), *EXERCISES.values()) for t in a.tasks]
+    assert len(names) == len(set(names))
