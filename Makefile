@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha256sum requirements/dev.lock pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: venv test test-fast lock release lecture-html bench clean
+.PHONY: venv test test-fast lock release lab image lecture-html bench bench-images clean
 
 venv: $(STAMP)
 
@@ -16,8 +16,17 @@ $(STAMP): requirements/dev.lock pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
-# The whole suite: unit, grading (the wrong-submission library), nbgrader round trip, notebooks.
+# Serve the course: the Docker image when an engine answers (built on first use), else the local
+# venv (one line says so). LAB_ARGS, e.g. `make lab LAB_ARGS="--port 8890 --work ~/jax-work"`.
+lab: venv
+	$(BIN)/jaxcourse release
+	$(BIN)/jaxcourse lab $(LAB_ARGS)
+
+# The whole suite: unit, grading (the wrong-submission library), nbgrader round trip, lectures,
+# and the images. Under CI=true the Docker engine, chromium and the offline base are set up
+# first, and the Docker tests must run; on a laptop without Docker they skip with the reason.
 test: venv
+	if [ "$${CI:-}" = true ]; then docker/ci-setup.sh; fi
 	$(BIN)/python -m pytest -q
 
 # Everything but the slow end-to-end runs, for a quick loop while editing.
@@ -26,6 +35,16 @@ test-fast: venv
 
 release: venv
 	$(BIN)/jaxcourse release
+
+# One student image: `make image VARIANT=cuda`. The release is regenerated first: an image holds
+# assignments/release/ as it is on disk.
+VARIANT ?= cpu
+image: venv
+	$(BIN)/jaxcourse release
+	$(BIN)/jaxcourse image build --variant $(VARIANT)
+
+bench-images: venv
+	$(BIN)/python benchmarks/images.py
 
 # The lectures, executed and rendered for reading (git stores them without outputs).
 lecture-html: venv
@@ -38,11 +57,18 @@ bench: venv
 	$(BIN)/python benchmarks/grade_throughput.py
 	$(BIN)/python benchmarks/lecture_times.py
 
-# Recompile the hashed lock after editing requirements/dev.in.
+# Recompile the hashed locks after editing requirements/*.in or pyproject.toml. The image locks
+# are constrained by dev.lock (their .in files say -c dev.lock: one JAX everywhere); tpu needs
+# manylinux_2_31 for libtpu.
 lock:
 	$(PYTHON) -m pip install --quiet uv
 	$(PYTHON) -m uv pip compile requirements/dev.in --generate-hashes --python-version 3.11 \
 		--python-platform x86_64-manylinux_2_28 -o requirements/dev.lock
+	for v in cpu cuda; do $(PYTHON) -m uv pip compile pyproject.toml requirements/$$v.in \
+		--generate-hashes --python-version 3.11 \
+		--python-platform x86_64-manylinux_2_28 -o requirements/$$v.lock; done
+	$(PYTHON) -m uv pip compile pyproject.toml requirements/tpu.in \
+		--generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_31 -o requirements/tpu.lock
 
 clean:
 	rm -rf $(VENV) assignments/release assignments/gradebook.db assignments/.jaxcourse

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn, Sequence
 
-from . import classroom, specs
+from . import classroom, images, lab, specs
 from .checks import format_results
 from .course import Course, CourseError
 from .gradebook import GradebookError
@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     rel = sub.add_parser("release", help="generate the student version of assignments with nbgrader")
     rel.add_argument("assignment", nargs="?", help="default: every assignment under source/")
     rel.set_defaults(run=_release)
+
+    images.register(sub)  # jaxcourse image build --variant cpu|cuda|tpu
+    lab.register(sub)  # jaxcourse lab [--variant cpu] [--port 8888] [--work DIR]
     return parser
 
 

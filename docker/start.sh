@@ -1,0 +1,24 @@
+#!/bin/bash
+# Container entrypoint (under tini): prepare the student's session, then run the command
+# (JupyterLab by default, jupyterhub-singleuser under JupyterHub).
+set -euo pipefail
+
+# The simulated device count is the course's knob; JAX reads JAX_NUM_CPU_DEVICES at start-up.
+export JAX_NUM_CPU_DEVICES="${JAXCOURSE_NUM_DEVICES:-8}"
+
+# Run as another uid (docker run --user), the image's home is not ours to write.
+if [ ! -w "$HOME" ]; then
+    export HOME=/tmp/home
+    mkdir -p "$HOME"
+fi
+
+# Copy lectures and released assignments into the work dir; never over a file the student changed.
+python -m autograder.lab seed /opt/jaxcourse/seed "$JAXCOURSE_WORK" \
+    || echo "jaxcourse: could not fill $JAXCOURSE_WORK; the course files are in /opt/jaxcourse/seed" >&2
+
+# Say which platform JAX found (a cuda or tpu image on a laptop falls back to CPU), after the
+# server has had its head start.
+(sleep 2; jaxcourse-platform) &
+
+cd "$JAXCOURSE_WORK"
+exec "$@"

@@ -1,0 +1,133 @@
+"""`jaxcourse lab` end to end: in Docker, and from the local venv when no engine answers; the URL
+with its token works, Ctrl-C stops everything, and bad input gets one line and a non-zero exit."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from autograder import images
+
+from .conftest import REPO
+
+JAXCOURSE = [sys.executable, "-m", "autograder.cli"]
+URL_RE = re.compile(r"(http://127\.0\.0\.1:\d+)/lab\?token=([0-9a-f]+)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen([*JAXCOURSE, *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            cwd=REPO, env=os.environ | (env or {}))  # fmt: skip
+
+
+def read_until_url(proc: subprocess.Popen, timeout: float = 300) -> tuple[str, str, list[str]]:
+    """The base URL and token `jaxcourse lab` prints, and the lines before it."""
+    lines: list[str] = []
+    start_time = time.monotonic()
+    while time.monotonic() - start_time < timeout:
+        line = proc.stdout.readline()
+        if not line and proc.poll() is not None:
+            break
+        lines.append(line.rstrip())
+        if match := URL_RE.search(line):
+            return match.group(1), match.group(2), lines
+    proc.kill()
+    raise AssertionError("jaxcourse lab printed no URL:\n" + "\n".join(lines[-20:]))
+
+
+def stop(proc: subprocess.Popen) -> tuple[int, str]:
+    """Ctrl-C, as a terminal sends it; the exit status and the rest of the output."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        rest, _ = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError("jaxcourse lab did not stop within 60 s of Ctrl-C") from None
+    return proc.returncode, rest
+
+
+@pytest.mark.docker
+def test_lab_in_docker_serves_and_stops_on_ctrl_c(client, cpu_image, tmp_path):
+    port, work = free_port(), tmp_path / "work"
+    proc = start(["lab", "--port", str(port), "--work", str(work)])
+    try:
+        url, token, _ = read_until_url(proc)
+        assert url == f"http://127.0.0.1:{port}"
+        assert requests.get(f"{url}/api/status", params={"token": token}, timeout=30).status_code == 200
+        assert requests.get(f"{url}/api/status", timeout=30).status_code == 403
+        assert [c.name for c in client.containers.list(filters={"name": f"jaxcourse-lab-{port}"})]
+        assert (work / ".jaxcourse" / "seeded.json").is_file(), "the work dir was not filled"
+    finally:
+        code, rest = stop(proc)
+    assert code == 0, rest
+    assert "lab stopped" in rest, rest
+    assert not client.containers.list(all=True, filters={"name": f"jaxcourse-lab-{port}"}), "the container outlived Ctrl-C"
+
+
+def _course_tree(tmp_path: Path, release: Path) -> Path:
+    """A checkout to serve from: the repo's docker/ and course/, a fresh release."""
+    root = tmp_path / "checkout"
+    (root / "assignments").mkdir(parents=True)
+    (root / "docker").symlink_to(REPO / "docker")
+    (root / "course").symlink_to(REPO / "course")
+    (root / "assignments" / "release").symlink_to(release)
+    return root
+
+
+def test_lab_without_docker_serves_from_the_local_venv(course, tmp_path):
+    port, work = free_port(), tmp_path / "work"
+    env = {"DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock",
+           "JAXCOURSE_ROOT": str(_course_tree(tmp_path, course.nbgrader_root / "release"))}  # fmt: skip
+    proc = start(["lab", "--port", str(port), "--work", str(work)], env)
+    try:
+        url, token, before = read_until_url(proc, timeout=120)
+        notice = [line for line in before if "Docker" in line]
+        assert len(notice) == 1 and "serving the course from the local venv instead" in notice[0], before
+        assert any("8 simulated CPU devices" in line for line in before), before
+        headers = {"Authorization": f"token {token}"}
+        assert requests.get(f"{url}/api/status", timeout=30).status_code == 403
+        listing = requests.get(f"{url}/assignments", params={"course_id": images.COURSE_ID}, headers=headers,
+                               timeout=60).json()  # fmt: skip
+        names = {a["assignment_id"] for a in listing["value"]}
+        assert names == {p.name for p in (course.nbgrader_root / "release").iterdir() if p.is_dir()}, listing
+        assert requests.get(f"{url}/formgrader", headers=headers, timeout=30).status_code == 404
+    finally:
+        code, rest = stop(proc)
+    assert code == 0, rest
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"{url}/api", timeout=5)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["lab", "--port", "70000"], "outside 1-65535"),
+    (["lab", "--variant", "gpu"], "invalid choice"),
+    (["image", "build", "--variant", "arm"], "invalid choice"),
+])  # fmt: skip
+def test_bad_input_is_one_line_and_non_zero(argv, message):
+    done = subprocess.run([*JAXCOURSE, *argv], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr, done.stderr
+
+
+def test_lab_refuses_a_file_as_work_dir(tmp_path):
+    not_a_dir = tmp_path / "notes.txt"
+    not_a_dir.write_text("")
+    done = subprocess.run([*JAXCOURSE, "lab", "--local", "--work", str(not_a_dir)], capture_output=True,
+                          text=True, cwd=REPO, timeout=60)  # fmt: skip
+    assert done.returncode != 0
+    assert done.stderr.strip().startswith("jaxcourse: error: cannot use") and len(done.stderr.strip().splitlines()) == 1
