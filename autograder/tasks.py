@@ -92,11 +92,16 @@ class Input:
     draw: Generator = "normal"
 
 
+# Plain-Python tasks build no mesh: their cases need only arguments.
+NO_MESH = "1:_"
+
+
 @dataclass(frozen=True)
 class Case:
-    """One signature a task is tried on. ``shapes`` are per-device (local) shapes."""
+    """One signature a task is tried on. ``shapes`` are per-device (local) shapes; plain-Python
+    tasks give ``args`` only."""
 
-    mesh: str
+    mesh: str = NO_MESH
     axis: str | None = None
     shapes: tuple[tuple[int, ...], ...] = ()
     dtype: str = "float32"

@@ -109,7 +109,7 @@ def _spec(*entries: Any) -> dict[str, list[Any]]:
 
 
 LOCAL_SHAPE_CASES = tuple(
-    Case("8:i", args=args)
+    Case(args=args)
     for args in (
         ([16, 4], _spec("i", None), {"i": 8}),
         ([8, 6], _spec(None, "y"), {"x": 2, "y": 3}),

@@ -33,7 +33,7 @@ GRID_2X4 = [[0, 1, 2, 3], [4, 5, 6, 7]]
 GRID_2X2X2 = [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]
 
 AXIS_GROUPS_CASES = tuple(
-    Case("8:i", args=args)
+    Case(args=args)
     for args in (
         (GRID_2X4, ["x", "y"], "y"),
         (GRID_2X4, ["x", "y"], "x"),
@@ -45,7 +45,7 @@ AXIS_GROUPS_CASES = tuple(
 )
 
 CROSS_PROCESS_CASES = tuple(
-    Case("8:i", args=args)
+    Case(args=args)
     for args in (
         ([[0, 0, 0, 0], [1, 1, 1, 1]], ["x", "y"]),
         ([[0, 0], [0, 0], [1, 1], [1, 1]], ["x", "y"]),

@@ -63,7 +63,7 @@ def _coords_holding_element_oracle(global_shape, spec, mesh_shape, index):
 MESH_2X4 = {"x": 2, "y": 4}
 
 BYTES_CASES = tuple(
-    Case("8:i", args=args)
+    Case(args=args)
     for args in (
         ([8, 8], "float32", _spec("x", "y"), MESH_2X4),
         ([8, 8], "float32", _spec(), MESH_2X4),
@@ -75,7 +75,7 @@ BYTES_CASES = tuple(
 )
 
 REPLICATION_CASES = tuple(
-    Case("8:i", args=args)
+    Case(args=args)
     for args in (
         (_spec("x"), MESH_2X4),
         (_spec(None, "y"), MESH_2X4),
@@ -89,7 +89,7 @@ REPLICATION_CASES = tuple(
 )
 
 COORDS_CASES = tuple(
-    Case("8:i", args=args)
+    Case(args=args)
     for args in (
         ([8, 8], _spec("x", None), MESH_2X4, [5, 3]),
         ([8, 8], _spec("x", "y"), MESH_2X4, [5, 3]),

@@ -120,7 +120,7 @@ EXERCISES = Assignment(
             kind="python",
             points={"values": 1.0},
             cases=tuple(
-                Case("8:i", args=args)
+                Case(args=args)
                 for args in ((8, 16, 4, 8), (4, 12, 6, 4), (64, 8, 64, 8), (6, 2, 10, 2))
             ),
             oracle=_matmul_traffic_oracle,

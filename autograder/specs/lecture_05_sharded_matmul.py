@@ -78,7 +78,7 @@ EXERCISES = Assignment(
             kind="python",
             points={"values": 1.0},
             cases=tuple(
-                Case("8:i", args=args)
+                Case(args=args)
                 for args in ((16, 32, 8, 8), (8, 16, 64, 4), (64, 4, 64, 2), (24, 40, 24, 8))
             ),
             oracle=_cheaper_gather_oracle,

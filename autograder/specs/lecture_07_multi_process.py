@@ -58,7 +58,7 @@ def _process_local_shape_oracle(global_shape, spec, mesh_shape, process_count):
 
 
 PROCESS_ROWS_CASES = tuple(
-    Case("8:i", args=args)
+    Case(args=args)
     for args in (
         (16, 0, 2),
         (16, 1, 2),
@@ -70,7 +70,7 @@ PROCESS_ROWS_CASES = tuple(
 )
 
 SHARED_STEP_CASES = tuple(
-    Case("8:i", args=args)
+    Case(args=args)
     for args in (
         ([96, 96], 32),
         ([100, 90, 95, 64], 16),
@@ -81,7 +81,7 @@ SHARED_STEP_CASES = tuple(
 )
 
 PROCESS_LOCAL_SHAPE_CASES = tuple(
-    Case("8:i", args=args)
+    Case(args=args)
     for args in (
         ([16, 8], _spec("data", None), {"data": 8}, 2),
         ([16, 8], _spec("data", "model"), {"data": 2, "model": 4}, 2),
