@@ -43,10 +43,6 @@ def _is_test(cell: Any) -> bool:
     return bool(meta.get("grade")) and not meta.get("solution")
 
 
-def grade_ids(nb: nbformat.NotebookNode) -> set[str]:
-    return {_nbgrader(c)["grade_id"] for c in nb.cells if _nbgrader(c).get("grade_id")}
-
-
 def code_cells(
     submitted: nbformat.NotebookNode, source: nbformat.NotebookNode | None
 ) -> list[dict[str, Any]]:

@@ -23,10 +23,6 @@ COLLECTIVES: dict[str, str] = {
 }
 HLO_TO_JAX: dict[str, str] = {hlo: name for name, hlo in COLLECTIVES.items()}
 
-# Per-test parts of a task's points. Structure parts score only once values are right.
-VALUE_PARTS = ("values", "hidden values")
-STRUCTURE_PARTS = ("collectives", "communication")
-
 SpecEntry = None | str | tuple[str, ...]
 
 
@@ -144,7 +140,7 @@ class Task:
     name: str
     grade_id: str
     kind: Literal["shard_map", "python"]
-    points: dict[str, float]
+    points: dict[str, float]  # parts: "values", "hidden values", "collectives", "communication"
     cases: tuple[Case, ...]
     inputs: tuple[Input, ...] = ()
     out_layout: Layout | None = None  # None: per-device results, stacked over every axis
@@ -163,9 +159,6 @@ class Task:
 
     def with_hidden(self, hidden: tuple[Case, ...]) -> "Task":
         return _replace(self, cases=self.cases + tuple(_as_hidden(c) for c in hidden))
-
-    def visible_only(self) -> "Task":
-        return _replace(self, cases=tuple(c for c in self.cases if not c.hidden))
 
 
 def _replace(task: Task, **changes: Any) -> Task:
