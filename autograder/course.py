@@ -37,9 +37,8 @@ class Course:
     def find(cls, start: Path | None = None) -> "Course":
         """``JAXCOURSE_ROOT``, or the nearest directory upwards holding assignments/nbgrader_config.py."""
         env = os.environ.get("JAXCOURSE_ROOT")
-        candidates = [Path(env)] if env else [p for p in [(start or Path.cwd()).resolve()]]
-        if not env:
-            candidates += list(candidates[0].parents)
+        here = (start or Path.cwd()).resolve()
+        candidates = [Path(env)] if env else [here, *here.parents]
         for path in candidates:
             if (path / "assignments" / CONFIG).is_file():
                 return cls(path.resolve())
