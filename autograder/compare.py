@@ -6,6 +6,7 @@ so a submission cannot earn points without computing correct outputs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ class TestResult:
     status: str  # passed | failed
     message: str
     visibility: str  # visible | hidden
+    figure: dict[str, Any] | None = None  # a picture for the feedback (figures.py); visible tests only
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -32,6 +34,10 @@ class TestResult:
 
 def score_task(task: Task, measured: Measured) -> list[TestResult]:
     """Score every part of ``task`` that the measured cases can decide."""
+    if task.kind in ("training", "train_step"):
+        from .training_verdict import score
+
+        return score(task, measured)
     visible = [(c, m) for c, m in measured if not c.hidden]
     hidden = [(c, m) for c, m in measured if c.hidden]
     correct = [(c, m) for c, m in measured if m["values"]["ok"]]
@@ -53,11 +59,33 @@ def score_task(task: Task, measured: Measured) -> list[TestResult]:
                 score=0.0 if problem else points,
                 max_score=points,
                 status="failed" if problem else "passed",
-                message=problem or _passed_note(part, measured),
+                message=problem or _passed_note(task, part, measured),
                 visibility="hidden" if part == "hidden values" else "visible",
+                figure=_figure(task, part, visible, correct),
             )
         )
     return results
+
+
+def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict[str, Any] | None:
+    """The picture that explains a part: where the first wrong visible case's output lives, or
+    what the first right visible case sent against the minimum. Hidden cases get none."""
+    if part == "values":
+        return next((m["figure"] for _, m in visible if not m["values"]["ok"] and "figure" in m), None)
+    if part != "communication":
+        return None
+    case, m = next(((c, m) for c, m in correct if not c.hidden), (None, None))
+    if case is None or m["census"]["values_per_device"] is None:
+        return None
+    reference = m.get("reference_census") or {}
+    if task.comm_bytes is not None:
+        sent, minimum, ref, unit = m["census"]["program_bytes"], task.comm_bytes(case), reference.get("program_bytes"), "bytes"
+    else:
+        sent, unit, ref = m["census"]["values_per_device"], "values", reference.get("values_per_device")
+        minimum = task.comm_bound(case) if task.comm_bound else ref
+    if minimum is None:
+        return None
+    return {"kind": "traffic", "unit": unit, "sent": sent, "minimum": minimum, "reference": ref, "case": case.label()}
 
 
 def _values(cases: Measured) -> str:
@@ -96,6 +124,19 @@ def _collective_problem(task: Task, case: Case, m: dict[str, Any]) -> str:
     missing = {COLLECTIVES[name] for name in task.required} - ran
     if missing:
         return f"the compiled HLO has no {_names(missing)}; {task.name} must use it"
+    return _count_problem(task, case, m["census"]["counts"])
+
+
+def _count_problem(task: Task, case: Case, counts: dict[str, int]) -> str:
+    if task.collective_counts is None:
+        return ""
+    for name, want in sorted(task.collective_counts(case).items()):
+        got = counts.get(COLLECTIVES[name], 0)
+        if got != want:
+            return (
+                f"the compiled HLO runs {_names([COLLECTIVES[name]])} {got} times; "
+                f"{task.name} must run it {want} times on this mesh"
+            )
     return ""
 
 
@@ -107,6 +148,8 @@ def _communication_problem(task: Task, case: Case, m: dict[str, Any]) -> str:
             f"{loops} runs inside a loop whose trip count XLA cannot determine, so what it "
             "sends cannot be bounded; use a Python loop or fori_loop with static bounds"
         )
+    if task.comm_bytes is not None:
+        return _bytes_problem(task, case, m)
     reference = m.get("reference_census")
     bound = task.comm_bound(case) if task.comm_bound else (reference or {}).get("values_per_device")
     if bound is None or census["values_per_device"] <= bound + 1e-9:
@@ -118,12 +161,36 @@ def _communication_problem(task: Task, case: Case, m: dict[str, Any]) -> str:
     return problem
 
 
+def _bytes_problem(task: Task, case: Case, m: dict[str, Any]) -> str:
+    """Traffic in bytes at the program's own dtypes: equal to the task's closed form, and no more
+    than the reference's on the same mesh."""
+    sent = m["census"]["program_bytes"]
+    closed = task.comm_bytes(case)
+    reference = (m.get("reference_census") or {}).get("program_bytes")
+    over_reference = reference is not None and sent > reference + 1e-9
+    if not over_reference and math.isclose(sent, closed, rel_tol=1e-9, abs_tol=1e-9):
+        return ""
+    problem = f"sends {_bytes(m['census'])} per device; the closed form for {task.name} is {closed:g} bytes"
+    if reference is not None:
+        problem += f", and the reference sends {reference:g} bytes on the same mesh"
+    return problem
+
+
+def _bytes(census: dict[str, Any]) -> str:
+    """Bytes at the program's dtypes, with the wire's figure where the backend widened them."""
+    shown = f"{census['program_bytes']:g} bytes"
+    if census["bytes_per_device"] != census["program_bytes"]:
+        shown += f" ({census['bytes_per_device']:g} on this backend's wire, which widens narrow types)"
+    return shown
+
+
 def _traffic(census: dict[str, Any]) -> str:
     return f"{census['values_per_device']:g} values ({census['bytes_per_device']:g} bytes)"
 
 
-def _passed_note(part: str, measured: Measured) -> str:
+def _passed_note(task: Task, part: str, measured: Measured) -> str:
     if part == "communication":
-        sent = [_traffic(m["census"]) for _, m in measured if m["values"]["ok"]]
+        show = _bytes if task.comm_bytes is not None else _traffic
+        sent = [show(m["census"]) for _, m in measured if m["values"]["ok"]]
         return "sent per device: " + "; ".join(sent)
     return ""

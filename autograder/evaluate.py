@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import harness
+from . import harness, training, training_verdict
 from .inputs import make_inputs
 from .measure import compare_python, compare_values, execute, host_value, normalize_spec
 from .mesh import MeshSpec, signature, use_cpu_devices
@@ -96,11 +96,43 @@ def artifact_problems(exported: Any, sig: dict[str, Any], mesh: Any) -> list[str
     got = [(tuple(a.shape), str(a.dtype), _aval_spec(a, mesh)) for a in exported.in_avals]
     if [(s, d, normalize_spec(p, len(s))) for s, d, p in want] != got:
         problems.append(f"inputs are {got}, the task's are {want}")
-    out_want = normalize_spec(harness.expected_out_spec(sig, mesh), 99)
-    outs = [_aval_spec(a, mesh) for a in exported.out_avals]
+    out_want, outs = _out_specs(exported, sig, mesh)
     if outs != [out_want]:
         problems.append(f"output sharding is {outs}, the task asks for {[out_want]}")
     return problems
+
+
+def _out_specs(exported: Any, sig: dict[str, Any], mesh: Any) -> tuple[Any, list[Any]]:
+    """The output sharding the task asks for, and the artifact's."""
+    return normalize_spec(harness.expected_out_spec(sig, mesh), 99), [_aval_spec(a, mesh) for a in exported.out_avals]
+
+
+def _mesh_sizes(mesh: Any) -> dict[str, int]:
+    return dict(zip(mesh.axis_names, mesh.axis_sizes))
+
+
+def _sharding_figure(exported: Any, sig: dict[str, Any], mesh: Any) -> dict[str, Any] | None:
+    """A picture of the two layouts when the artifact's output sharding is not the task's."""
+    want, outs = _out_specs(exported, sig, mesh)
+    if len(outs) != 1 or not isinstance(outs[0], list) or outs == [want]:
+        return None
+    shape = list(exported.out_avals[0].shape)
+    return {"kind": "sharding", "mesh": _mesh_sizes(mesh), "shape": shape, "expected": want, "returned": outs[0]}
+
+
+def _varying_figure(test: dict[str, Any]) -> dict[str, Any] | None:
+    """A picture for a result that varies along axes where the task asks for one value."""
+    sig = test["sig"]
+    if sig["kind"] != "shard_map" or sig.get("out_spec") is None:
+        return None
+    spec = MeshSpec.parse(sig["mesh"])
+    varying = [a for a in test.get("varying", []) if a in spec.names]
+    if not varying:
+        return None
+    _, expected = load_reference(test["reference"])
+    sizes = dict(zip(spec.names, spec.shape))
+    return {"kind": "sharding", "mesh": sizes, "shape": list(expected.shape),
+            "expected": normalize_spec(sig["out_spec"], expected.ndim), "varying": varying}  # fmt: skip
 
 
 def _aval_spec(aval: Any, mesh: Any) -> Any:
@@ -128,7 +160,8 @@ def measure_artifact(test: dict[str, Any], mesh: Any) -> dict[str, Any]:
         return _refused(f"artifact could not be read: {type(err).__name__}")
     problems = artifact_problems(exported, sig, mesh)
     if problems:
-        return _refused("; ".join(problems))
+        figure = _sharding_figure(exported, sig, mesh)
+        return {**_refused("; ".join(problems)), **({"figure": figure} if figure else {})}
     record, expected = load_reference(test["reference"])
     args = make_inputs(sig, test["seed"], mesh)
     try:
@@ -144,8 +177,11 @@ def _refused(reason: str) -> dict[str, Any]:
 
 
 def measure(test: dict[str, Any]) -> dict[str, Any]:
+    if test["sig"]["kind"] in training.KINDS:
+        return training_verdict.measure(test)
     if test.get("failure"):
-        return {"values": {"ok": False, "message": test["failure"]}}
+        figure = _varying_figure(test)
+        return {"values": {"ok": False, "message": test["failure"]}, **({"figure": figure} if figure else {})}
     if test["sig"]["kind"] == "python":
         record, _ = load_reference(test["reference"])
         return {"values": compare_python(test["result"], record["result"])}
@@ -160,13 +196,28 @@ def check_meshes(reported: dict[str, Any]) -> None:
             raise MeshMismatch(f"mesh {name}: the sandbox ran on {theirs}, the grader on {ours}")
 
 
+def use_compile_cache(path: str) -> None:
+    """Keep every compiled program: a class hands in many copies of the same few programs."""
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", path)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
 def main(argv: list[str]) -> int:
     job = json.loads(Path(argv[0]).read_text())
     use_cpu_devices(job["num_devices"])
     if job["mode"] == "reference":
+        runs = training.LayoutRuns(lambda name: reference_function(job["provider"], name))
         for test in job["tests"]:
-            store_reference(test, reference_function(job["provider"], test["sig"]["function"]))
+            if test["sig"]["kind"] in training.KINDS:
+                training_verdict.store_reference(test, runs.lookup, runs)
+            else:
+                store_reference(test, reference_function(job["provider"], test["sig"]["function"]))
         return 0
+    if job.get("compile_cache"):
+        use_compile_cache(job["compile_cache"])
     try:
         check_meshes(job["meshes"])
     except MeshMismatch as err:

@@ -18,6 +18,10 @@ def signature(task: Task, case: Case) -> Signature:
     """Everything needed to call ``task`` on ``case`` except the input values."""
     if task.kind == "python":
         return {"kind": "python", "function": task.name, "args": list(case.args)}
+    if task.kind in ("training", "train_step"):
+        from .training import signature as training_signature
+
+        return training_signature(task, case)
     mesh = case.mesh_spec
     inputs = [
         {
@@ -89,7 +93,11 @@ def build(fn: Callable[..., Any], sig: Signature) -> tuple[Callable[..., Any], l
             return jax.tree.map(lambda out: out[None], call(*xs))
     else:
         out_specs = spec_from_json(sig["out_spec"])
-        body = call
+
+        def body(*xs: Any) -> Any:
+            out = call(*xs)
+            _check_invariance(out, out_specs, mesh, sig["function"])
+            return out
     wrapped = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs))
     structs = [
         jax.ShapeDtypeStruct(
@@ -98,6 +106,34 @@ def build(fn: Callable[..., Any], sig: Signature) -> tuple[Callable[..., Any], l
         for i, spec in zip(sig["inputs"], in_specs)
     ]
     return wrapped, structs, mesh
+
+
+class OutputShardingError(ValueError):
+    """The result varies along an axis that the task's output sharding says it is the same on."""
+
+    def __init__(self, message: str, varying: list[str]) -> None:
+        super().__init__(message)
+        self.varying = varying  # the axes, for the feedback's picture
+
+
+def _check_invariance(out: Any, out_specs: Any, mesh: Any, function: str) -> None:
+    """Say in the task's terms what shard_map's check_vma would refuse: an output spec that leaves
+    an axis out promises one value along it, and JAX must be able to see that it is one value."""
+    import jax
+
+    named = {n for entry in out_specs if entry for n in ((entry,) if isinstance(entry, str) else entry)}
+    # JAX 0.10 keeps the varying axes on the type's `mat`; should that move, shard_map's own
+    # (wordier) check still refuses the output.
+    varying = sorted(getattr(getattr(jax.typeof(out), "mat", None), "varying", frozenset()) - named)
+    if varying:
+        axes = ", ".join(repr(a) for a in varying)
+        raise OutputShardingError(
+            f"the task's output sharding is {out_specs}, so {function}'s result must be the same on "
+            f"every device along {axes}; the value returned varies along {axes} (its type is "
+            f"{jax.typeof(out)}). Even when the values agree, JAX must know it: the result of psum, "
+            f"or of all_gather(..., to='invarying'), is the same on every device",
+            [str(a) for a in varying],
+        )
 
 
 def expected_out_spec(sig: Signature, mesh: Any) -> list[Any]:

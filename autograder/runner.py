@@ -1,8 +1,8 @@
 """The untrusted side: run a student's cells, then export each graded function per signature.
 
-Runs inside the sandbox, never in the grader's process. It writes plain data only: exported
-artifacts (array programs, no Python) and JSON. Scores are decided elsewhere, on inputs this
-process never sees.
+Runs inside the sandbox, never in the grader's process. It writes plain data only: JSON, and the
+exported artifacts (array programs, no Python) as byte arrays in one ``.npz``. Scores are decided
+elsewhere, on inputs this process never sees.
 
     python -m autograder.runner CELLS_JSON PLAN_JSON OUT_DIR
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 RESULTS = "results.json"
-LOG = "output.log"
+ARTIFACTS = "artifacts.npz"
 
 
 class TestTimeout(Exception):
@@ -74,8 +74,8 @@ def _describe(err: BaseException) -> str:
     return f"{type(err).__name__}{where}: {str(err)[:400]}"
 
 
-def run_test(test: dict[str, Any], namespace: dict[str, Any], out: Path) -> dict[str, Any]:
-    from . import harness
+def run_test(test: dict[str, Any], namespace: dict[str, Any], artifacts: dict[str, bytes]) -> dict[str, Any]:
+    from . import harness, training
 
     sig = test["sig"]
     fn = namespace.get(sig["function"])
@@ -85,13 +85,17 @@ def run_test(test: dict[str, Any], namespace: dict[str, Any], out: Path) -> dict
         with time_limit(test["timeout"]):
             if sig["kind"] == "python":
                 return {"status": "value", "result": harness.call_python(fn, sig)}
-            data = harness.export(fn, sig)
+            if sig["kind"] == "training":  # a layout run: plain JSON, judged on the trusted side
+                return {"status": "value", "result": {"value": training.sandbox_run(sig, namespace)}}
+            data = training.export_step(fn, sig) if sig["kind"] == "train_step" else harness.export(fn, sig)
     except TestTimeout as err:
         return {"status": "timeout", "message": f"{sig['function']} {err}"}
     except Exception as err:  # whatever the student's code raised while being traced
-        return {"status": "error", "message": f"{sig['function']} raised {_describe(err)}"}
-    name = f"{test['index']:03d}.jaxexport"
-    (out / name).write_bytes(data)
+        failed = {"status": "error", "message": f"{sig['function']} raised {_describe(err)}"}
+        varying = getattr(err, "varying", None)
+        return {**failed, "varying": varying} if isinstance(err, harness.OutputShardingError) else failed
+    name = f"{test['index']:03d}"
+    artifacts[name] = data
     return {"status": "exported", "artifact": name}
 
 
@@ -116,15 +120,25 @@ def main(argv: list[str]) -> int:
     notebook = run_cells(cells, namespace)
     tests: dict[str, Any] = {}
     meshes: dict[str, Any] = {}
+    artifacts: dict[str, bytes] = {}
     if notebook["status"] == "ok":
         for test in plan["tests"]:
-            tests[test["id"]] = run_test(test, namespace, out)
+            tests[test["id"]] = run_test(test, namespace, artifacts)
         meshes = mesh_signatures(plan["tests"])
-    results = {"version": 1, "notebook": notebook, "meshes": meshes, "tests": tests}
+    write_results(out, {"version": 1, "notebook": notebook, "meshes": meshes, "tests": tests}, artifacts)
+    return 0
+
+
+def write_results(out: Path, results: dict[str, Any], artifacts: dict[str, bytes]) -> None:
+    """Artifacts first, results last: a results file means everything it names is written."""
+    import numpy as np
+
+    arrays = {name: np.frombuffer(data, dtype=np.uint8) for name, data in artifacts.items()}
+    with open(out / ARTIFACTS, "wb") as f:
+        np.savez(f, **arrays)
     tmp = out / (RESULTS + ".tmp")
     tmp.write_text(json.dumps(results))
     tmp.replace(out / RESULTS)
-    return 0
 
 
 if __name__ == "__main__":

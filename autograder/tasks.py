@@ -132,6 +132,9 @@ def _show_arg(arg: Any) -> str:
 
 Tolerance = tuple[float, float]  # (rtol, atol)
 
+# Bytes per value of each case dtype, as the program holds it (a backend may widen it on the wire).
+DTYPE_BYTES: dict[str, int] = {"float32": 4, "bfloat16": 2, "int32": 4}
+
 
 @dataclass(frozen=True)
 class Task:
@@ -139,7 +142,7 @@ class Task:
 
     name: str
     grade_id: str
-    kind: Literal["shard_map", "python"]
+    kind: Literal["shard_map", "python", "training", "train_step"]  # the last two: training.py
     points: dict[str, float]  # parts: "values", "hidden values", "collectives", "communication"
     cases: tuple[Case, ...]
     inputs: tuple[Input, ...] = ()
@@ -148,6 +151,11 @@ class Task:
     allowed: frozenset[str] | None = None  # jax collective names; None means any
     required: frozenset[str] = frozenset()
     comm_bound: Callable[[Case], float] | None = None  # theoretical minimum, values per device
+    # A closed form the traffic must equal, in bytes per device at the program's own dtypes; the
+    # reference's traffic on the same mesh is an upper bound too. Takes over from comm_bound.
+    comm_bytes: Callable[[Case], float] | None = None
+    # Exact number of times each jax collective must run, e.g. N - 1 ppermutes for a ring.
+    collective_counts: Callable[[Case], dict[str, int]] | None = None
     oracle: Callable[..., Any] | None = None  # a public stand-in for the reference
 
     @property

@@ -20,7 +20,13 @@ _ITEMSIZE = {
     "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16,
 }  # fmt: skip
 _ARRAY_RE = re.compile(r"\b(" + "|".join(_ITEMSIZE) + r")\[([\d,]*)\]")
-_STABLEHLO_RE = re.compile(r"stablehlo\.(all_gather|all_reduce|reduce_scatter|collective_permute|all_to_all)\b")
+_STABLEHLO_OPS = r"stablehlo\.(all_gather|all_reduce|reduce_scatter|collective_permute|all_to_all)\b"
+_STABLEHLO_RE = re.compile(_STABLEHLO_OPS)
+# An op's function type follows it, after any attributes and reduction region:
+# `... }) : (tensor<4x2xbf16>) -> tensor<...>`; attributes are typed too, but never parenthesised.
+_STABLEHLO_TYPED_RE = re.compile(_STABLEHLO_OPS + r".*?:\s*\(tensor<(?:[\d?]+x)*(\w+)>", re.S)
+_MLIR_ITEMSIZE = {"i1": 1, "i8": 1, "ui8": 1, "i16": 2, "ui16": 2, "f16": 2, "bf16": 2, "i32": 4, "ui32": 4,
+                  "f32": 4, "i64": 8, "ui64": 8, "f64": 8}  # fmt: skip
 _CUSTOM_CALL_RE = re.compile(r"custom_call\s*@([\w.$-]+)|call_target_name\s*=\s*\"([^\"]+)\"")
 _HEADER_RE = re.compile(r"^(ENTRY\s+)?%?([\w.\-]+)\s+\(.*\{\s*$")
 _INSTR_RE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
@@ -29,6 +35,26 @@ _INSTR_RE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
 def stablehlo_collectives(module_text: str) -> Counter[str]:
     """Collectives the program asks for, in HLO spelling (``all-gather``...)."""
     return Counter(m.group(1).replace("_", "-") for m in _STABLEHLO_RE.finditer(module_text))
+
+
+def stablehlo_itemsizes(module_text: str) -> dict[str, int]:
+    """Bytes per value of each collective as the program asks for it (HLO spelling), before a
+    backend widens anything: XLA:CPU, for one, computes and sends bfloat16 as float32."""
+    sizes: dict[str, int] = {}
+    for match in _STABLEHLO_TYPED_RE.finditer(module_text):
+        op = match.group(1).replace("_", "-")
+        sizes[op] = max(sizes.get(op, 0), _MLIR_ITEMSIZE.get(match.group(2), 4))
+    return sizes
+
+
+def program_bytes(census: "Census", itemsizes: dict[str, int]) -> float | None:
+    """Bytes one device sends at the program's own dtypes: the values of each collective the
+    compiled HLO runs, times the item size the program gave that kind of collective. A kind the
+    compiler introduced by itself counts at the widest size the program asked for."""
+    if census.values_per_device is None:
+        return None
+    widest = max(itemsizes.values(), default=0)
+    return sum(values * itemsizes.get(op, widest) for op, values in census.values_by_op.items())
 
 
 def custom_call_targets(module_text: str) -> set[str]:
@@ -45,6 +71,7 @@ class Census:
     values_per_device: float | None = 0
     bytes_per_device: float | None = 0
     unbounded: list[str] = field(default_factory=list)  # collectives in loops of unknown length
+    values_by_op: Counter[str] = field(default_factory=Counter)  # values sent, per collective kind
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,6 +111,7 @@ def hlo_census(hlo_text: str) -> Census:
             for elements, itemsize in _result_arrays(ins.result_type, ins.op.endswith("-start")):
                 values += fraction * elements
                 nbytes += fraction * elements * itemsize
+                census.values_by_op[op] += fraction * elements
     if census.unbounded:
         census.values_per_device = census.bytes_per_device = None
     else:

@@ -1,5 +1,5 @@
-"""One source of truth: the source notebook's solution regions are solutions/collectives.py, and
-its grade cells carry the points and calls the task specs define."""
+"""One source of truth: each source notebook's solution regions are its solutions/ module, and its
+grade cells carry the points and calls the task specs define."""
 
 from __future__ import annotations
 
@@ -11,12 +11,19 @@ import pytest
 
 from autograder.specs import get
 
-from .conftest import ASSIGNMENT, NOTEBOOK, REPO
+from .conftest import ASSIGNMENTS, REPO, notebook_name
 
-SPEC = get(ASSIGNMENT)
-SOURCE = nbformat.read(REPO / "assignments" / "source" / ASSIGNMENT / NOTEBOOK, as_version=4)
-CELLS = {c.metadata["nbgrader"]["grade_id"]: c for c in SOURCE.cells if "nbgrader" in c.metadata}
-SOLUTIONS = (REPO / "solutions" / "collectives.py").read_text()
+
+def _source(assignment: str) -> nbformat.NotebookNode:
+    return nbformat.read(REPO / "assignments" / "source" / assignment / notebook_name(assignment), as_version=4)
+
+
+def _cells(assignment: str) -> dict[str, nbformat.NotebookNode]:
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in _source(assignment).cells if "nbgrader" in c.metadata}
+
+
+def _solutions(assignment: str) -> str:
+    return (REPO / "solutions" / f"{get(assignment).solutions}.py").read_text()
 
 
 def _function(text: str, name: str) -> ast.FunctionDef:
@@ -31,24 +38,39 @@ def _solution_region(source: str) -> str:
     return textwrap.dedent(inside).strip()
 
 
-def _reference_body(name: str) -> str:
-    node = _function(SOLUTIONS, name)
-    lines = SOLUTIONS.splitlines()[node.body[0].lineno - 1 : node.end_lineno]
+def _reference_body(text: str, name: str) -> str:
+    """Everything below the ``def`` line, comments included."""
+    node = _function(text, name)
+    lines = text.splitlines()[node.lineno : node.end_lineno]
     return textwrap.dedent("\n".join(lines)).strip()
 
 
-@pytest.mark.parametrize("task", SPEC.tasks, ids=lambda t: t.name)
-def test_solution_region_is_the_reference(task):
-    cell = CELLS[task.name]
-    assert cell.metadata["nbgrader"]["solution"] is True
-    assert _solution_region(cell.source) == _reference_body(task.name)
-    ours, theirs = _function(cell.source, task.name), _function(SOLUTIONS, task.name)
+SOLUTION_CELLS = [
+    (a, grade_id)
+    for a in ASSIGNMENTS
+    for grade_id, cell in _cells(a).items()
+    if cell.metadata["nbgrader"].get("solution")
+]
+TASKS = [(a, t) for a in ASSIGNMENTS for t in get(a).tasks]
+
+
+@pytest.mark.parametrize("assignment, name", SOLUTION_CELLS, ids=[f"{a}/{n}" for a, n in SOLUTION_CELLS])
+def test_solution_region_is_the_reference(assignment, name):
+    """Every solution cell, graded or not, holds its function from solutions/, byte for byte."""
+    cell, solutions = _cells(assignment)[name], _solutions(assignment)
+    assert _solution_region(cell.source) == _reference_body(solutions, name)
+    ours, theirs = _function(cell.source, name), _function(solutions, name)
     assert ast.dump(ours.args) == ast.dump(theirs.args), "the signature must match the reference's"
 
 
-@pytest.mark.parametrize("task", SPEC.tasks, ids=lambda t: t.name)
-def test_grade_cell_points_and_calls_match_the_spec(task):
-    cell = CELLS[task.grade_id]
+@pytest.mark.parametrize("assignment, task", TASKS, ids=[f"{a}/{t.name}" for a, t in TASKS])
+def test_every_task_has_a_solution_cell(assignment, task):
+    assert _cells(assignment)[task.name].metadata["nbgrader"]["solution"] is True
+
+
+@pytest.mark.parametrize("assignment, task", TASKS, ids=[f"{a}/{t.name}" for a, t in TASKS])
+def test_grade_cell_points_and_calls_match_the_spec(assignment, task):
+    cell = _cells(assignment)[task.grade_id]
     meta = cell.metadata["nbgrader"]
     assert meta["grade"] is True and meta["locked"] is True
     assert meta["points"] == task.max_score
@@ -57,6 +79,7 @@ def test_grade_cell_points_and_calls_match_the_spec(task):
     assert f"check({task.name}, hidden=True)" in hidden
 
 
-def test_notebook_names_its_assignment():
-    assert SOURCE.metadata["jaxcourse"]["assignment"] == ASSIGNMENT
-    assert sum(t.max_score for t in SPEC.tasks) == 50
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_notebook_names_its_assignment(assignment):
+    assert _source(assignment).metadata["jaxcourse"]["assignment"] == assignment
+    assert sum(t.max_score for t in get(assignment).tasks) == 50

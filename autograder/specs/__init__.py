@@ -11,9 +11,11 @@ import importlib
 import pkgutil
 
 from ..tasks import Assignment
-from . import collectives
+from . import collectives, multiprocess_training, sharded_matmul
 
-ASSIGNMENTS: dict[str, Assignment] = {a.name: a for a in (collectives.ASSIGNMENT,)}
+ASSIGNMENTS: dict[str, Assignment] = {
+    a.name: a for a in (collectives.ASSIGNMENT, sharded_matmul.ASSIGNMENT, multiprocess_training.ASSIGNMENT)
+}
 
 
 def _lecture_exercises() -> dict[str, Assignment]:

@@ -1,0 +1,158 @@
+"""Assignment 02_sharded_matmul: multiplying sharded matrices, choosing the collective, and
+overlapping communication with compute in a ring.
+
+Every graded function multiplies A (m x k) by B (k x n) on one mesh axis of N devices, each with
+its own layout of A, B and C. The closed forms of what each plan sends are written once, here:
+the grader bounds each function's traffic by them, and ``comm_bytes``'s oracle returns them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..mesh import MeshSpec
+from ..tasks import DTYPE_BYTES, REPLICATED, Assignment, Case, Input, Layout, Task
+
+COLS = Layout((None, "AXIS"))  # P(None, X): columns split over the case's axis
+ROWS = Layout(("AXIS", None))  # P(X, None): rows split over the case's axis
+
+# Values one device sends under each plan, for A (m x k) @ B (k x n) on a ring of N devices.
+CLOSED_FORMS: dict[str, Callable[[int, int, int, int], float]] = {
+    "matmul_allgather": lambda m, k, n, N: (N - 1) / N * m * k,  # gather A
+    "matmul_allreduce": lambda m, k, n, N: 2 * (N - 1) / N * m * n,  # all-reduce C
+    "matmul_reduce_scatter": lambda m, k, n, N: (N - 1) / N * m * n,  # reduce-scatter C
+    "matmul_reshard": lambda m, k, n, N: (N - 1) / N * k * n,  # gather B
+    "collective_matmul_allgather": lambda m, k, n, N: (N - 1) / N * m * k,  # N - 1 blocks of A
+    "collective_matmul_reduce_scatter": lambda m, k, n, N: (N - 1) / N * m * n,  # N - 1 of C
+}
+
+
+def comm_bytes(strategy: str, m: int, k: int, n: int, num_devices: int, itemsize: int) -> float:
+    """Bytes each device sends under ``strategy``: the closed forms above, at ``itemsize``."""
+    return CLOSED_FORMS[strategy](m, k, n, num_devices) * itemsize
+
+
+def _axis_size(case: Case) -> int:
+    return case.mesh_spec.axis_sizes[case.axis]
+
+
+def _closed_form(strategy: str, a: Layout, b: Layout) -> Callable[[Case], float]:
+    """The case's bound: global m, k, n from its per-device shapes and the task's layouts."""
+
+    def bound(case: Case) -> float:
+        mesh = case.mesh_spec
+        m, k = a.global_shape(case.shapes[0], mesh, case.axis)
+        _, n = b.global_shape(case.shapes[1], mesh, case.axis)
+        return comm_bytes(strategy, m, k, n, _axis_size(case), DTYPE_BYTES[case.dtype])
+
+    return bound
+
+
+def _ring_steps(case: Case) -> dict[str, int]:
+    return {"ppermute": _axis_size(case) - 1}
+
+
+# (mesh, axis, global m, k, n, dtype): rings of 8, 4 and 2, on one axis of a 2-D mesh too. B has
+# fewer values than A everywhere, so gathering the wrong operand shows in the traffic.
+VISIBLE = (("8:i", "i", 32, 16, 8, "float32"), ("2x4:x,y", "y", 16, 8, 12, "float32"),
+           ("2:i", "i", 6, 10, 4, "float32"))  # fmt: skip
+
+
+def matmul_cases(a: Layout, b: Layout, sizes: tuple[tuple[Any, ...], ...]) -> tuple[Case, ...]:
+    """Cases from global sizes: each operand's per-device shape follows from its layout."""
+    return tuple(
+        Case(mesh, axis, (_local(a, (m, k), mesh, axis), _local(b, (k, n), mesh, axis)), dtype)
+        for mesh, axis, m, k, n, dtype in sizes
+    )
+
+
+def _local(layout: Layout, shape: tuple[int, int], mesh: str, axis: str) -> tuple[int, ...]:
+    n = MeshSpec.parse(mesh).axis_sizes[axis]
+    entries = layout.template + (None,) * (len(shape) - len(layout.template))
+    return tuple(size // n if entry == "AXIS" else size for size, entry in zip(shape, entries))
+
+
+FLOAT32 = (1e-5, 1e-5)
+BFLOAT16 = (2e-2, 1e-1)  # 8 significant bits: a ring rounds its partial sums once per step
+TOLERANCE = {"float32": FLOAT32, "bfloat16": BFLOAT16}
+PLAIN_POINTS = {"values": 2.0, "hidden values": 1.0, "collectives": 2.0, "communication": 1.0}
+RING_POINTS = {"values": 4.0, "hidden values": 2.0, "collectives": 2.0, "communication": 2.0}
+
+
+def _matmul_task(
+    name: str, a: Layout, b: Layout, c: Layout, collective: str, oracle: Callable[..., Any], ring: bool = False
+) -> Task:
+    """A graded matmul: its layouts, the one collective it must use, its closed-form traffic; a
+    ``ring`` must also run that collective exactly N - 1 times."""
+    return Task(
+        name=name,
+        grade_id=f"test_{name}",
+        kind="shard_map",
+        points=RING_POINTS if ring else PLAIN_POINTS,
+        cases=matmul_cases(a, b, VISIBLE),
+        inputs=(Input(a), Input(b)),
+        out_layout=c,
+        tolerance=TOLERANCE,
+        allowed=frozenset({collective}),
+        required=frozenset({collective}),
+        comm_bytes=_closed_form(name, a, b),
+        collective_counts=_ring_steps if ring else None,
+        oracle=oracle,
+    )
+
+
+def _allgather_oracle(a, b, axis_name):
+    import jax
+
+    return jax.lax.all_gather(a, axis_name, axis=1, tiled=True, to="invarying") @ b
+
+
+def _allreduce_oracle(a, b, axis_name):
+    import jax
+
+    return jax.lax.psum(a @ b, axis_name)
+
+
+def _reduce_scatter_oracle(a, b, axis_name):
+    import jax
+
+    return jax.lax.psum_scatter(a @ b, axis_name, scatter_dimension=0, tiled=True)
+
+
+def _reshard_oracle(a, b, axis_name):
+    import jax
+
+    return a @ jax.lax.all_gather(b, axis_name, axis=1, tiled=True)
+
+
+def _gather_rows_oracle(a, b, axis_name):
+    import jax
+
+    return jax.lax.all_gather(a, axis_name, axis=0, tiled=True) @ b
+
+
+COMM_BYTES_CASES = tuple(
+    Case(args=(strategy, 32, 16, 8, 8, 4)) for strategy in CLOSED_FORMS
+) + (Case(args=("matmul_reshard", 16, 8, 12, 4, 2)),)
+
+ASSIGNMENT = Assignment(
+    name="02_sharded_matmul",
+    notebook="02_sharded_matmul.ipynb",
+    solutions="sharded_matmul",
+    tasks=(
+        Task(
+            name="comm_bytes",
+            grade_id="test_comm_bytes",
+            kind="python",
+            points={"values": 4.0, "hidden values": 2.0},
+            cases=COMM_BYTES_CASES,
+            oracle=comm_bytes,
+        ),
+        _matmul_task("matmul_allgather", COLS, REPLICATED, REPLICATED, "all_gather", _allgather_oracle),
+        _matmul_task("matmul_allreduce", COLS, ROWS, REPLICATED, "psum", _allreduce_oracle),
+        _matmul_task("matmul_reduce_scatter", COLS, ROWS, ROWS, "psum_scatter", _reduce_scatter_oracle),
+        _matmul_task("matmul_reshard", ROWS, COLS, ROWS, "all_gather", _reshard_oracle),
+        _matmul_task("collective_matmul_allgather", ROWS, COLS, COLS, "ppermute", _gather_rows_oracle, True),
+        _matmul_task("collective_matmul_reduce_scatter", COLS, ROWS, ROWS, "ppermute", _reduce_scatter_oracle, True),
+    ),
+)

@@ -1,0 +1,123 @@
+"""02_sharded_matmul's engine pieces: the closed forms, bytes at the program's dtypes, the bytes and
+ring-step verdicts, and the message for an output that is not the sharding asked for."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from autograder import harness
+from autograder.compare import score_task
+from autograder.measure import compare_python
+from autograder.specs import get
+from autograder.specs.sharded_matmul import CLOSED_FORMS, comm_bytes
+from autograder.trace import hlo_census, program_bytes, stablehlo_itemsizes
+
+SPEC = get("02_sharded_matmul")
+RING = SPEC.task("collective_matmul_allgather")
+CASE_8, CASE_24, CASE_2 = RING.cases
+
+
+def test_cases_are_the_global_sizes_split_by_each_layout():
+    # 8:i: A 32 x 16 with rows split, B 16 x 8 with columns split.
+    assert CASE_8.shapes == ((4, 16), (16, 1))
+    assert SPEC.task("matmul_allgather").cases[0].shapes == ((32, 2), (16, 8))
+    # 2x4:x,y over y (4 devices): A 16 x 8, B 8 x 12.
+    assert SPEC.task("matmul_allreduce").cases[1].shapes == ((16, 2), (2, 12))
+
+
+def test_closed_forms_per_strategy():
+    # A 32 x 16, B 16 x 8, C 32 x 8 on 8 devices, float32.
+    got = {s: comm_bytes(s, 32, 16, 8, 8, 4) for s in CLOSED_FORMS}
+    assert got == {
+        "matmul_allgather": 7 / 8 * 512 * 4,
+        "matmul_allreduce": 2 * 7 / 8 * 256 * 4,
+        "matmul_reduce_scatter": 7 / 8 * 256 * 4,
+        "matmul_reshard": 7 / 8 * 128 * 4,
+        "collective_matmul_allgather": 7 / 8 * 512 * 4,
+        "collective_matmul_reduce_scatter": 7 / 8 * 256 * 4,
+    }
+    assert RING.comm_bytes(CASE_8) == 1792 and RING.comm_bytes(replace(CASE_8, dtype="bfloat16")) == 896
+
+
+def test_plain_python_numbers_agree_up_to_rounding():
+    assert compare_python({"value": 2 / 3 * 24}, {"value": 16})["ok"]
+    assert not compare_python({"value": 16.5}, {"value": 16})["ok"]
+
+
+def _m(sent, wire=None, reference=None, permutes=7):
+    census = {"counts": {"collective-permute": permutes}, "values_per_device": sent / 4,
+              "bytes_per_device": wire or sent, "program_bytes": sent, "unbounded": []}  # fmt: skip
+    m = {"values": {"ok": True, "message": ""}, "asked": census["counts"], "census": census}
+    if reference is not None:
+        m["reference_census"] = {**census, "program_bytes": reference}
+    return m
+
+
+def _scores(measured):
+    return {r.name.split(": ")[1]: (r.score, r.message) for r in score_task(RING, measured)}
+
+
+def test_bytes_must_equal_the_closed_form_and_both_figures_are_shown():
+    ok = _scores([(CASE_8, _m(1792, reference=1792)), (CASE_24, _m(384, reference=384, permutes=3))])
+    assert ok["communication"][0] == RING.points["communication"]
+    assert "1792 bytes" in ok["communication"][1]
+    over = _scores([(CASE_8, _m(2048, reference=1792)), (CASE_24, _m(384, permutes=3))])
+    assert over["communication"] == (0, "mesh 8:i, axis 'i', float32, (4, 16) (16, 1) per device: sends 2048 "
+                                     "bytes per device; the closed form for collective_matmul_allgather is 1792 "
+                                     "bytes, and the reference sends 1792 bytes on the same mesh")  # fmt: skip
+
+
+def test_a_widened_wire_is_reported_beside_the_program_bytes():
+    case = replace(CASE_8, dtype="bfloat16")
+    scores = _scores([(case, _m(1024, wire=2048, reference=896))])
+    assert "sends 1024 bytes (2048 on this backend's wire, which widens narrow types)" in scores["communication"][1]
+
+
+def test_a_ring_must_take_exactly_n_minus_1_steps():
+    scores = _scores([(CASE_8, _m(1792, permutes=8))])
+    assert scores["collectives"] == (0, "mesh 8:i, axis 'i', float32, (4, 16) (16, 1) per device: the compiled "
+                                     "HLO runs collective-permute (ppermute) 8 times; collective_matmul_allgather "
+                                     "must run it 7 times on this mesh")  # fmt: skip
+
+
+def _lowered_and_compiled(fn, dtype):
+    task = SPEC.task("matmul_reduce_scatter")
+    sig = harness.signature(task, replace(task.cases[0], dtype=dtype))
+    wrapped, structs, mesh = harness.build(fn, sig)
+    with jax.set_mesh(mesh):
+        lowered = wrapped.lower(*structs)
+        return lowered.as_text(), lowered.compile().as_text()
+
+
+@pytest.mark.parametrize("upcast", [False, True])
+def test_bytes_follow_the_dtype_the_program_asks_for_not_the_wire(upcast):
+    """XLA:CPU sends bfloat16 as float32; the program's own dtype decides the bytes judged."""
+
+    def rs(a, b, axis_name):
+        c = (a @ b).astype(jnp.float32) if upcast else a @ b
+        return jax.lax.psum_scatter(c, axis_name, scatter_dimension=0, tiled=True).astype(a.dtype)
+
+    asked, compiled = _lowered_and_compiled(rs, "bfloat16")
+    census = hlo_census(compiled)
+    assert stablehlo_itemsizes(asked) == {"reduce-scatter": 4 if upcast else 2}
+    assert census.values_per_device == 7 / 8 * 32 * 8 and census.bytes_per_device == 4 * census.values_per_device
+    assert program_bytes(census, stablehlo_itemsizes(asked)) == (4 if upcast else 2) * census.values_per_device
+
+
+def test_a_varying_result_where_the_task_asks_for_a_replicated_one_is_named():
+    task = SPEC.task("matmul_allgather")
+    sig = harness.signature(task, task.cases[1])
+
+    def matmul_allgather(a, b, axis_name):
+        return jax.lax.all_gather(a, axis_name, axis=1, tiled=True) @ b
+
+    with pytest.raises(harness.OutputShardingError) as err:
+        harness.export(matmul_allgather, sig)
+    assert str(err.value).startswith(
+        "the task's output sharding is P(), so matmul_allgather's result must be the same on every device "
+        "along 'y'; the value returned varies along 'y' (its type is float32[16,12]{V:y})"
+    )

@@ -1,0 +1,191 @@
+"""Assignment 03_multiprocess_training: the reference scores full marks in all three layouts,
+each known-wrong submission loses exactly its points with its reason, a hang is reported by
+process and step within its time limit; the step's checks and the sandbox's records on their own.
+
+The fast tests call the training modules in this process; the slow ones grade whole notebooks
+through ``Grader`` (sandbox, launcher, trusted worker), as ``jaxcourse grade`` does.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import time
+from pathlib import Path
+
+import jax
+import nbformat
+import optax
+import pytest
+
+from autograder import training, training_verdict
+from autograder.compare import score_task
+from autograder.course import Course
+from autograder.specs import multiprocess_training as given
+
+from .conftest import REPO, WrongSubmission, _literal
+
+ASSIGNMENT = "03_multiprocess_training"
+SOURCE = REPO / "assignments" / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+SUBMISSIONS = Path(__file__).resolve().parent / "submissions_03"
+SOLUTIONS = (REPO / "solutions" / "multiprocess_training.py").read_text()
+SPEC = given.ASSIGNMENT
+
+
+def wrong_submissions() -> list[WrongSubmission]:
+    return [WrongSubmission(p) for p in sorted(SUBMISSIONS.glob("*.py"))]
+
+
+def reference_functions() -> dict[str, str]:
+    tree = ast.parse(SOLUTIONS)
+    return {n.name: ast.get_source_segment(SOLUTIONS, n) for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def submission(replace: dict[str, str]) -> nbformat.NotebookNode:
+    """The source notebook with each solution cell holding the reference, or ``replace``'s."""
+    nb = nbformat.read(SOURCE, as_version=4)
+    sources = {**reference_functions(), **replace}
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("solution"):
+            cell.source = sources[meta["grade_id"]]
+    return nb
+
+
+def namespace_of(replace: dict[str, str]) -> dict:
+    """The graded functions as a notebook would define them, for the in-process tests."""
+    namespace = {"jax": jax, "optax": optax, "loss_fn": given.loss_fn, "optimizer": given.optimizer,
+                 "data_mesh": given.data_mesh, "init_state": given.init_state, "local_batch": given.local_batch}  # fmt: skip
+    for source in {**reference_functions(), **replace}.values():
+        exec(source, namespace)
+    return namespace
+
+
+# ---------------------------------------------------------------- fast: train_step in this process
+
+STEP = SPEC.task("train_step")
+
+
+def step_scores(fn) -> dict[str, tuple[float, str]]:
+    reference = lambda name: getattr(Course(REPO).solutions(SPEC), name)  # noqa: E731
+    measured = training_verdict.self_check(STEP, STEP.cases, fn, reference, lambda case: 7)
+    return {r.name: (r.score, r.message) for r in score_task(STEP, measured)}
+
+
+def test_reference_step_scores_full_marks():
+    scores = step_scores(namespace_of({})["train_step"])
+    assert {name: s for name, (s, _) in scores.items()} == {f"train_step: {p}": v for p, v in STEP.points.items()}
+
+
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("same_dropout_key", "device 0 and devices 1, 2, 3, 4, 5, 6, 7 draw the same dropout mask"),
+        ("psum_without_division", "moved 8 times as far as the reference's"),
+        ("no_gradient_averaging", "differs from the reference's"),
+    ],
+)
+def test_wrong_steps_lose_their_points_with_their_reason(name, reason):
+    wrong = WrongSubmission(SUBMISSIONS / f"{name}.py")
+    scores = step_scores(namespace_of(wrong.functions)["train_step"])
+    lost = {test: 0 for test in wrong.expected if test.startswith("train_step:")}
+    assert {t: s for t, (s, _) in scores.items() if s == 0} == lost
+    assert any(reason in message for _, message in scores.values()), scores
+
+
+def test_a_step_that_gathers_the_batch_loses_its_collectives():
+    # The public oracle accumulates over the whole batch, which it gathers first: right values,
+    # the wrong communication for a data-parallel step.
+    scores = step_scores(STEP.oracle)
+    assert scores["train_step: values"][0] == 6 and scores["train_step: collectives"][0] == 0
+    assert "all-gather" in scores["train_step: collectives"][1]
+
+
+# ---------------------------------------------------------------- fast: what the sandbox sends
+
+
+def test_records_from_the_sandbox_are_refused_unless_well_formed():
+    good = {"status": "ok", "message": "", "processes": [
+        {"batch": None, "params": {"w": training.encode([1.0, 2.0])}, "losses": training.encode([0.5]), "mesh": {}}
+    ]}  # fmt: skip
+    assert training_verdict.check_record(good, 1)["processes"][0]["params"]["w"].tolist() == [1.0, 2.0]
+    for bad in (
+        {**good, "status": "great"},
+        {**good, "processes": good["processes"] * 2},
+        {**good, "processes": [{**good["processes"][0], "losses": {"dtype": "object", "shape": [1], "data": [1]}}]},
+        {**good, "processes": [{**good["processes"][0], "losses": {"dtype": "float32", "shape": [3], "data": [1]}}]},
+        {**good, "processes": [{**good["processes"][0], "params": {"w": {"dtype": "float32", "shape": [1], "data": ["x"]}}}]},
+        "a string",
+    ):
+        with pytest.raises(training_verdict.RecordError):
+            training_verdict.check_record(bad, 1)
+
+
+# ---------------------------------------------------------------- slow: whole notebooks, three layouts
+
+
+@pytest.fixture(scope="module")
+def grader(tmp_path_factory):
+    from autograder.grade import grader_for
+
+    return grader_for(ASSIGNMENT, Course(REPO), cache=tmp_path_factory.mktemp("reference"), timeout=400,
+                      test_timeout=90, startup=60)  # fmt: skip
+
+
+def grade(grader, tmp_path, name: str, replace: dict[str, str]):
+    path = tmp_path / name / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(submission(replace), path)
+    start = time.monotonic()
+    report = grader.grade(name, path)
+    return report, time.monotonic() - start
+
+
+FULL_MARKS = {f"{t.name}: {part}": p for t in SPEC.tasks for part, p in t.points.items()}
+
+
+@pytest.mark.slow
+def test_reference_scores_full_marks_in_all_three_layouts(grader, tmp_path):
+    report, seconds = grade(grader, tmp_path, "reference", {})
+    print(f"\ngrading one submission in three layouts took {seconds:.1f} s")
+    assert report.status == "graded", report.message
+    assert {t.name: t.message for t in report.tests if t.status != "passed"} == {}
+    assert {t.name: t.score for t in report.tests} == FULL_MARKS
+    assert report.score == report.max_score == 50
+    hidden = {t.name for t in report.tests if t.visibility == "hidden"}
+    assert hidden == {"make_global_batch: 4 processes x 2 devices", "train: 4 processes x 2 devices"}
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_reference_scores_full_marks_in_the_docker_sandbox(grader, cpu_image, client, tmp_path):
+    """Every process of a layout runs in the submission's one container, which has no network:
+    the launcher's processes meet over its loopback."""
+    from autograder import limits
+    from autograder.docker_sandbox import DockerSandbox
+
+    in_docker = copy.copy(grader)
+    in_docker.sandbox = DockerSandbox(cpu_image, limits.load(REPO, ASSIGNMENT), client)
+    report, seconds = grade(in_docker, tmp_path, "reference", {})
+    print(f"\ngrading one submission in three layouts in a container took {seconds:.1f} s")
+    assert report.status == "graded", report.message
+    assert {t.name: t.message for t in report.tests if t.status != "passed"} == {}
+    assert report.score == report.max_score == 50
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("wrong", wrong_submissions(), ids=lambda w: w.name)
+def test_wrong_submission_loses_exactly_its_points(wrong, grader, tmp_path):
+    report, seconds = grade(grader, tmp_path, wrong.name, wrong.functions)
+    assert report.status == "graded", report.message
+    assert {t.name: t.score for t in report.tests} == {**FULL_MARKS, **wrong.expected}
+    for test in report.tests:
+        if test.name in wrong.expected:
+            assert test.status == "failed" and test.message, test.name
+    hang = _literal((SUBMISSIONS / f"{wrong.name}.py").read_text(), "HANG")
+    if hang:
+        messages = {t.name: t.message for t in report.tests}
+        message = messages["train: 2 processes x 4 devices"]
+        assert "the group hung" in message and hang in message, message
+        # two hanging layouts, each stopped at its own limit, plus the ordinary work
+        assert seconds < 2 * given.LAYOUT_TIMEOUT + 120, seconds
