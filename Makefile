@@ -56,6 +56,7 @@ lecture-html: venv
 bench: venv
 	$(BIN)/python benchmarks/grade_throughput.py
 	$(BIN)/python benchmarks/lecture_times.py
+	$(BIN)/python benchmarks/training_grade.py
 
 # Recompile the hashed locks after editing requirements/*.in or pyproject.toml. The image locks
 # are constrained by dev.lock (their .in files say -c dev.lock: one JAX everywhere); tpu needs

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from pathlib import Path
-from typing import NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 from . import classroom, images, lab, specs
 from .checks import format_results
 from .course import Course, CourseError
 from .gradebook import GradebookError
+from .limits import LimitsError
 from .mesh import MeshSpecError
 from .notebook import NotebookError
 from .reference import ReferenceError
@@ -23,8 +25,9 @@ class LaunchUsage(Exception):
     """``jaxcourse launch`` was given no command."""
 
 
-USER_ERRORS = (CourseError, GradebookError, LaunchUsage, MeshSpecError, NotebookError,
-               ReferenceError, ReleaseError, specs.UnknownAssignment, FileNotFoundError)  # fmt: skip
+USER_ERRORS = (CourseError, GradebookError, LaunchUsage, LimitsError, MeshSpecError, NotebookError,
+               ReferenceError, ReleaseError, classroom.SandboxUnavailable, specs.UnknownAssignment,
+               FileNotFoundError)  # fmt: skip
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,8 +65,14 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("assignment")
     grade.add_argument("--submissions", type=Path, help="nbgrader submitted/ layout (default: the course's)")
     grade.add_argument("--out", type=Path, help="where grades.csv and per-student results go")
-    grade.add_argument("--jobs", type=_positive, default=classroom.DEFAULT_JOBS,
-                       help=f"submissions graded at once (default {classroom.DEFAULT_JOBS})")  # fmt: skip
+    grade.add_argument("--jobs", type=_positive, default=_default(classroom.grade_class, "jobs"),
+                       help="submissions graded at once (default: the cores over each sandbox's CPU quota)")  # fmt: skip
+    grade.add_argument("--sandbox", choices=classroom.SANDBOXES, default=_default(classroom.grade_class, "sandbox"),
+                       help="docker: a locked-down container per submission; process: a local process that "
+                       "isolates nothing, for development; auto (default): docker when an engine answers")  # fmt: skip
+    grade.add_argument("--image", default=_default(classroom.grade_class, "image"),
+                       help="the sandbox's image (default %(default)s, built when missing)")  # fmt: skip
+    grade.add_argument("--force", action="store_true", help="grade again what an earlier run already graded")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.set_defaults(run=_grade)
 
@@ -113,19 +122,27 @@ def _by_filename(path: Path) -> str:
 
 def _grade(args: argparse.Namespace) -> int:
     course = Course.find()
-    reports = classroom.grade_class(
-        _assignment(args.assignment), course, args.submissions, args.out, args.jobs, not args.quiet
-    )
-    print(classroom.summary(reports))
+    run = classroom.grade_class(
+        _assignment(args.assignment), course, args.submissions, args.out, args.jobs, not args.quiet,
+        args.sandbox, args.image, args.force, say=_say,
+    )  # fmt: skip
+    print(classroom.summary(run))
     return 0
 
 
-def _launch_default(name: str):
-    import inspect
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)
 
+
+def _default(fn: Callable[..., Any], name: str) -> Any:
+    """A parameter's default in the Python API: the command line takes it from there."""
+    return inspect.signature(fn).parameters[name].default
+
+
+def _launch_default(name: str) -> Any:
     from .launch import launch
 
-    return inspect.signature(launch).parameters[name].default
+    return _default(launch, name)
 
 
 def _launch(args: argparse.Namespace) -> int:

@@ -1,6 +1,8 @@
-"""Per-student feedback in Markdown and HTML: what passed, what failed, and what to look at.
+"""Per-student feedback in Markdown and HTML: what passed, what failed, and what to look at,
+with a picture where one helps (where an output's blocks live; bytes moved against the minimum).
 
-Hidden tests appear by name and verdict only; their source never leaves the instructor.
+Hidden tests appear by name and verdict only: neither their source nor their cases (meshes,
+shapes, dtypes) leave the instructor.
 """
 
 from __future__ import annotations
@@ -9,7 +11,10 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .figures import svg
+
 if TYPE_CHECKING:
+    from .compare import TestResult
     from .grade import Report
 
 _STATUS_NOTE = {
@@ -31,7 +36,7 @@ def markdown(report: "Report") -> str:
         lines += ["", f"{_STATUS_NOTE.get(report.status, '')} {report.message}".strip()]
     lines += ["", "| test | points | status | what to look at |", "| --- | --- | --- | --- |"]
     for t in report.tests:
-        message = t.message.replace("|", "\\|").replace("\n", " ")
+        message = _message(t).replace("|", "\\|").replace("\n", " ")
         name = t.name + (" (hidden)" if t.visibility == "hidden" else "")
         lines.append(f"| {name} | {t.score:g}/{t.max_score:g} | {t.status} | {message} |")
     return "\n".join(lines) + "\n"
@@ -41,7 +46,8 @@ def to_html(report: "Report") -> str:
     rows = "\n".join(
         f"<tr class='{t.status}'><td>{html.escape(t.name)}"
         f"{' <em>(hidden)</em>' if t.visibility == 'hidden' else ''}</td>"
-        f"<td>{t.score:g}/{t.max_score:g}</td><td>{t.status}</td><td>{html.escape(t.message)}</td></tr>"
+        f"<td>{t.score:g}/{t.max_score:g}</td><td>{t.status}</td><td>{html.escape(_message(t))}"
+        f"{_picture(t)}</td></tr>"
         for t in report.tests
     )
     note = ""
@@ -63,6 +69,19 @@ tr.passed td:nth-child(3) {{ color: #1a7f37; }} tr.failed td:nth-child(3), tr.er
 {rows}
 </tbody></table></body></html>
 """
+
+
+def _message(test: "TestResult") -> str:
+    """A hidden test says only whether it passed: its message would describe its cases."""
+    if test.visibility == "hidden":
+        return "" if test.status == "passed" else "a hidden case fails; check your function on other meshes, axes and dtypes"
+    return test.message
+
+
+def _picture(test: "TestResult") -> str:
+    if test.visibility == "hidden" or not test.figure:
+        return ""
+    return f"<div class='figure'>{svg(test.figure)}</div>"
 
 
 def write(directory: Path, report: "Report") -> None:

@@ -21,7 +21,7 @@ from .compare import TestResult, score_task
 from .course import Course
 from .harness import signature
 from .mesh import MeshSpec, default_device_count
-from .sandbox import LocalSandbox, clean_env, run_process
+from .sandbox import Outcome, ProcessSandbox, Sandbox, clean_env, run_process
 from .tasks import Assignment, Case, Task, case_id, case_seed
 
 DEFAULT_TIMEOUT = 300.0  # seconds for one submission's cells and exports
@@ -82,6 +82,7 @@ class Grader:
         timeout: float = DEFAULT_TIMEOUT,
         test_timeout: float = DEFAULT_TEST_TIMEOUT,
         startup: float = EVALUATOR_STARTUP,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.assignment = assignment
         self.with_solutions = course is not None and course.has_solutions(assignment)
@@ -108,7 +109,10 @@ class Grader:
         # code are all unchanged.
         own_code = "".join(p.read_text() for p in sorted(Path(__file__).parent.rglob("*.py")))
         self.fingerprint_base = provider.source_text + json.dumps(plain, sort_keys=True) + own_code
-        self.sandbox = LocalSandbox()
+        self.sandbox = sandbox or ProcessSandbox()
+        # Compiled programs, reused when two submissions export the same program; written and
+        # read by the trusted worker only.
+        self.compile_cache = cache / "xla"
 
     def _source(self, course: Course | None) -> Any:
         if course is None:
@@ -137,20 +141,32 @@ class Grader:
         report.fingerprint = fingerprint
         return report
 
-    def _grade_cells(self, student: str, cells: list[dict[str, Any]], work: Path) -> Report:
-        (work / "cells.json").write_text(json.dumps(cells))
+    def prepare(self, cells: list[dict[str, Any]], work: Path) -> tuple[Path, Path, Path]:
+        """The sandbox's job folder (cells and plan), its empty results folder, and the grader's
+        own folder for the artifacts taken out of the results."""
+        job, out, artifacts = work / "job", work / "out", work / "artifacts"
+        for folder in (job, out, artifacts):
+            folder.mkdir()
+        (job / "cells.json").write_text(json.dumps(cells))
         protocol.write_plan(
-            work / "plan.json", [{"id": p.id, "sig": p.sig} for p in self.tests], self.num_devices,
+            job / "plan.json", [{"id": p.id, "sig": p.sig} for p in self.tests], self.num_devices,
             self.test_timeout,
         )  # fmt: skip
-        outcome = self.sandbox.run(work, self.timeout)
+        return job, out, artifacts
+
+    def _grade_cells(self, student: str, cells: list[dict[str, Any]], work: Path) -> Report:
+        job, out, artifacts = self.prepare(cells, work)
+        outcome = self.sandbox.run(job, out, self.timeout)
         if outcome.status == "timeout":
             return self._zero(student, "timeout", f"the notebook did not finish within {self.timeout:g} s")
+        if outcome.status == "invalid":
+            return self._zero(student, "invalid", f"invalid results: the notebook's process {outcome.reason}")
         try:
-            results = protocol.read_results(work / "out", {p.id for p in self.tests})
+            results = protocol.read_results(out, {p.id for p in self.tests}, artifacts)
+        except protocol.NoResults:
+            return self._zero(student, "crashed", _crash_message(outcome))
         except protocol.ResultsError as err:
-            why = _last_line(outcome.log_tail) if outcome.status == "crashed" else str(err)
-            return self._zero(student, "crashed", f"the notebook's process died: {why}")
+            return self._zero(student, "invalid", f"invalid results: {err}")
         if results["notebook"]["status"] == "error":
             return self._zero(student, "error", results["notebook"]["message"])
         measured = self._evaluate(results, work)
@@ -182,7 +198,7 @@ class Grader:
         done: dict[str, Any] = {}
         while pending:
             job = {"mode": "submission", "num_devices": self.num_devices, "meshes": results["meshes"],
-                   "progress": str(progress), "tests": pending}  # fmt: skip
+                   "progress": str(progress), "compile_cache": str(self.compile_cache), "tests": pending}  # fmt: skip
             (work / "job.json").write_text(json.dumps(job))
             limit = self.startup + self.test_timeout * len(pending)
             argv = [sys.executable, "-m", "autograder.evaluate", str(work / "job.json")]
@@ -214,6 +230,7 @@ class Grader:
             entry["result"] = result["result"]
         else:
             entry["failure"] = result.get("message") or result["status"]
+            entry["varying"] = result.get("varying", [])
         return entry
 
 
@@ -231,17 +248,26 @@ def _read_progress(path: Path) -> dict[str, Any]:
     return done
 
 
+def _crash_message(outcome: Outcome) -> str:
+    """Why the notebook's process left no results, in words, with its last line of output."""
+    why = outcome.reason or "stopped"
+    if outcome.status == "ok":
+        why = "exited before writing its results"
+    last = _last_line(outcome.log_tail)
+    return f"the notebook's process {why}" + (f"; its last output: {last[:300]}" if last != "no output" else "")
+
+
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1].strip() if lines else "no output"
 
 
 def grader_for(
-    assignment: str, course: Course | None, cache: Path | None = None, **limits: float
+    assignment: str, course: Course | None, cache: Path | None = None, **options: Any
 ) -> Grader:
     """A ``Grader``, with its reference cache under the course (or a temporary directory)."""
     spec = specs.get(assignment)
     if cache is None:
         base = course.nbgrader_root if course else Path(tempfile.gettempdir())
         cache = base / ".jaxcourse" / "reference" / spec.name
-    return Grader(spec, course, cache, **limits)
+    return Grader(spec, course, cache, **options)

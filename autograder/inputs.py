@@ -24,13 +24,14 @@ def make_inputs(sig: Signature, seed: int, mesh: Any) -> list[Any]:
 
 
 def _draw(rng: np.random.Generator, draw: str, shape: tuple[int, ...], dtype: str) -> Any:
+    """Host values (NumPy), so that placing them on the mesh slices on the host and compiles
+    nothing; only keys need JAX."""
     import jax
-    import jax.numpy as jnp
 
     if draw == "key":
         return jax.random.key(int(rng.integers(2**31)))
     if draw == "small_int" or np.issubdtype(np.dtype(jax_dtype(dtype)), np.integer):
         # Small integers keep every sum exact, in bfloat16 too, whatever order a ring adds in.
         high = 5 if draw == "small_int" else 100
-        return jnp.asarray(rng.integers(-high + 1, high, shape), dtype=dtype)
-    return jnp.asarray(rng.standard_normal(shape, dtype=np.float32), dtype=dtype)
+        return rng.integers(-high + 1, high, shape).astype(jax_dtype(dtype))
+    return rng.standard_normal(shape, dtype=np.float32).astype(jax_dtype(dtype))

@@ -1,6 +1,7 @@
 """Reference results: the reference run through the same wrapper, on the same mesh and inputs,
 computed once per assignment x case and cached on disk by a fingerprint of everything they
-depend on (the reference's source, the call signature, the seed, the JAX version)."""
+depend on (the reference's source, the call signature, the seed, how inputs are drawn, the JAX
+version)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import inputs
 from .harness import Signature
 from .sandbox import clean_env, run_process
 
@@ -44,7 +46,8 @@ class Provider:
 def fingerprint(provider: Provider, sig: Signature, seed: int) -> str:
     import jax
 
-    blob = json.dumps([provider.kind, provider.source_text, sig, seed, jax.__version__], sort_keys=True)
+    drawing = Path(inputs.__file__).read_text()
+    blob = json.dumps([provider.kind, provider.source_text, sig, seed, drawing, jax.__version__], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 

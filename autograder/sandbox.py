@@ -1,6 +1,11 @@
-"""Where untrusted code runs. ``LocalSandbox``: a separate process with its own session, a clean
-environment, a fresh working directory and a hard time limit. (A Docker sandbox with no network,
-a read-only root and dropped capabilities comes with the class-grading issue.)"""
+"""Where untrusted code runs, and how a run ended.
+
+A sandbox runs the runner (``python -m autograder.runner JOB/cells.json JOB/plan.json OUT``) on a
+job directory it may only read and a fresh results directory it may write, under a time limit.
+``ProcessSandbox`` is a separate local process with its own session and a clean environment: it
+keeps a hung notebook from hanging the grader, and isolates nothing else. ``DockerSandbox``
+(``docker_sandbox.py``) is the one for strangers' code.
+"""
 
 from __future__ import annotations
 
@@ -11,18 +16,40 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Protocol, Sequence
 
 LOG_TAIL_BYTES = 2000
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a process ended: ``ok``, ``timeout`` or ``crashed``, with the tail of its output."""
+    """How a process ended: ``ok``, ``timeout``, ``crashed`` or ``invalid`` (stopped for what it
+    wrote), with the tail of its output and, for the last two, why in words."""
 
     status: str
     returncode: int | None
     log_tail: str
+    reason: str = ""
+
+
+class Sandbox(Protocol):
+    name: str
+    isolates: bool  # whether the code inside is kept from the network, the files and the machine
+
+    def run(self, job: Path, out: Path, timeout: float) -> Outcome: ...
+
+
+def exit_reason(code: int | None) -> str:
+    """An exit status in words: ``-11`` or ``139`` (a shell's 128 + 11) is a segmentation fault."""
+    if code is None or code == 0:
+        return "" if code == 0 else "was stopped"
+    number = -code if code < 0 else code - 128 if code > 128 else 0
+    if number:
+        try:
+            return f"was killed by signal {number} ({signal.Signals(number).name})"
+        except ValueError:
+            return f"was killed by signal {number}"
+    return f"exited with status {code}"
 
 
 def clean_env(home: Path) -> dict[str, str]:
@@ -70,7 +97,7 @@ def run_process(
                 return Outcome("timeout", None, _tail(log))
             time.sleep(0.05)
     code = proc.returncode
-    return Outcome("ok" if code == 0 else "crashed", code, _tail(log))
+    return Outcome("ok" if code == 0 else "crashed", code, _tail(log), exit_reason(code))
 
 
 def _tail(log: Path) -> str:
@@ -79,16 +106,20 @@ def _tail(log: Path) -> str:
         return f.read().decode("utf-8", "replace")
 
 
-class LocalSandbox:
-    """Runs the runner as a separate local process."""
+def runner_argv(python: str, job: Path | str, out: Path | str) -> list[str]:
+    return [python, "-m", "autograder.runner", f"{job}/cells.json", f"{job}/plan.json", str(out)]
 
-    name = "local"
 
-    def run(self, workdir: Path, timeout: float) -> Outcome:
-        out = workdir / "out"
-        out.mkdir()
-        argv = [sys.executable, "-m", "autograder.runner", str(workdir / "cells.json"),
-                str(workdir / "plan.json"), str(out)]  # fmt: skip
-        home = workdir / "home"
+class ProcessSandbox:
+    """The runner as a separate local process: for development and for a student's own check,
+    where the code is one's own. It isolates nothing: the code can read and write what the
+    grader's user can, and reach the network."""
+
+    name = "process"
+    isolates = False
+
+    def run(self, job: Path, out: Path, timeout: float) -> Outcome:
+        home = job.parent / "home"
         home.mkdir()
-        return run_process(argv, out, clean_env(home), timeout, workdir / "runner.log")
+        argv = runner_argv(sys.executable, job, out)
+        return run_process(argv, home, clean_env(home), timeout, job.parent / "runner.log")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,7 +78,7 @@ def graded_class(course, tmp_path_factory):
     (submitted / "erin" / ASSIGNMENT).mkdir(parents=True)
     out = tmp_path_factory.mktemp("graded")
     done = run("grade", ASSIGNMENT, "--submissions", str(submitted), "--out", str(out), "--jobs", "2",
-               cwd=course.root)  # fmt: skip
+               "--sandbox", "process", cwd=course.root)  # fmt: skip
     return done, out, submitted
 
 
@@ -85,8 +86,10 @@ def graded_class(course, tmp_path_factory):
 def test_grade_reports_every_student_and_exits_zero(graded_class):
     done, out, _ = graded_class
     assert done.returncode == 0, done.stderr
-    assert "graded 5 submissions" in done.stdout and "4 failed to run" in done.stdout
+    assert "5 submissions in" in done.stdout and "1 graded, 4 failed to run" in done.stdout
+    assert re.search(r"^  carol +invalid +", done.stdout, re.M)  # each failure, with its reason
     assert "grading" in done.stderr  # the progress bar
+    assert "isolates nothing" in done.stderr
     with open(out / "grades.csv") as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == ["student_id", "assignment", "score", "max_score", "status"]
@@ -98,7 +101,7 @@ def test_grade_reports_every_student_and_exits_zero(graded_class):
     assert "is for 02_sharded_matmul, not 01_collectives" in json.loads((out / "dave" / "results.json").read_text())["message"]
     alice = json.loads((out / "alice" / "results.json").read_text())
     assert {tuple(sorted(t)) for t in alice["tests"]} == {
-        ("grade_id", "max_score", "message", "name", "score", "status", "visibility")
+        ("figure", "grade_id", "max_score", "message", "name", "score", "status", "visibility")
     }
 
 
@@ -117,7 +120,7 @@ def test_grades_land_in_nbgraders_gradebook(graded_class, course):
     done = subprocess.run([sys.executable, "-m", "nbgrader", "export", f"--to={exported}"],
                           cwd=course.nbgrader_root, capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    rows = {r["student_id"]: r for r in csv.DictReader(open(exported))}
+    rows = {r["student_id"]: r for r in csv.DictReader(open(exported)) if r["assignment"] == ASSIGNMENT}
     assert float(rows["alice"]["score"]) == 50.0
 
 
@@ -138,9 +141,13 @@ def test_feedback_never_shows_hidden_test_source(graded_class, course):
 def test_grading_again_reuses_reports_and_keeps_the_gradebook(graded_class, course):
     _, out, submitted = graded_class
     before = (out / "alice" / "results.json").read_text()
-    done = run("grade", ASSIGNMENT, "--submissions", str(submitted), "--out", str(out), "--quiet", cwd=course.root)
+    again = ("grade", ASSIGNMENT, "--submissions", str(submitted), "--out", str(out), "--quiet", "--sandbox", "process")
+    done = run(*again, cwd=course.root)
     assert done.returncode == 0, done.stderr
+    assert "5 unchanged since the last run" in done.stdout
     assert (out / "alice" / "results.json").read_text() == before
+    forced = run(*again, "--force", cwd=course.root)
+    assert forced.returncode == 0 and "unchanged" not in forced.stdout, forced.stdout
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course.nbgrader_root / 'gradebook.db'}") as gb:

@@ -1,55 +1,121 @@
-"""The reference scores full marks; each known-wrong submission loses exactly what it should."""
+"""The reference scores full marks; each known-wrong submission loses exactly what it should, for
+the reason it should, in every assignment and through every sandbox."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 import pytest
 
+from autograder.docker_sandbox import DockerSandbox
 from autograder.grade import Grader, grader_for
+from autograder.limits import Limits
 
-from .conftest import ASSIGNMENT, WrongSubmission, solved_notebook, write_submission, wrong_submissions
+from .conftest import ASSIGNMENTS, WrongSubmission, solved_notebook, write_submission, wrong_submissions
 
 pytestmark = pytest.mark.slow
 
+# Where each assignment is graded: every assignment in the process sandbox, and 02 in the docker
+# sandbox too (01 meets the docker sandbox in tests/adversarial, with the same library and more).
+RUNS = [("process", a) for a in ASSIGNMENTS] + [("docker", "02_sharded_matmul")]
+
+# Short limits so that the loops in the library cost seconds, not minutes; 02's notebook measures
+# every function on the way, so it needs longer to run.
+LIMITS = {
+    "01_collectives": {"timeout": 40, "test_timeout": 4, "startup": 30},
+    "02_sharded_matmul": {"timeout": 120, "test_timeout": 8, "startup": 30},
+}
+TOTALS = {"01_collectives": 50, "02_sharded_matmul": 50}
+
+
+def _runs(extra: Callable[[str, str], list] = lambda s, a: [()]) -> list:
+    """``RUNS`` as pytest parameters, each docker one marked so; ``extra`` adds values per run."""
+    return [
+        pytest.param(sandbox, assignment, *more, marks=[pytest.mark.docker] if sandbox == "docker" else [],
+                     id="/".join([sandbox, assignment, *(getattr(m, "name", str(m)) for m in more)]))
+        for sandbox, assignment in RUNS
+        for more in extra(sandbox, assignment)
+    ]  # fmt: skip
+
 
 @pytest.fixture(scope="module")
-def grader(course) -> Grader:
-    # Short limits so that the loops in the library cost seconds, not minutes.
-    return grader_for(ASSIGNMENT, course, timeout=40, test_timeout=4, startup=30)
+def graders(course, request) -> Callable[[str, str], Grader]:
+    """One grader per (sandbox, assignment), made when first asked for: a docker one needs the
+    engine and the course's image (under CI=true their absence fails the test)."""
+    made: dict[tuple[str, str], Grader] = {}
+
+    def get(sandbox: str, assignment: str) -> Grader:
+        if (sandbox, assignment) not in made:
+            box = None
+            if sandbox == "docker":
+                image, client = request.getfixturevalue("cpu_image"), request.getfixturevalue("client")
+                box = DockerSandbox(image, Limits(), client)
+            made[sandbox, assignment] = grader_for(assignment, course, sandbox=box, **LIMITS[assignment])
+        return made[sandbox, assignment]
+
+    return get
 
 
-@pytest.fixture(scope="module")
-def full_marks(grader) -> dict[str, float]:
+def _full_marks(grader: Grader) -> dict[str, float]:
     return {f"{t.name}: {part}": p for t in grader.tasks for part, p in t.points.items()}
 
 
-def test_reference_scores_full_marks(grader, course, tmp_path, full_marks):
-    report = grader.grade("reference", write_submission(tmp_path, "reference", solved_notebook(course)))
+@pytest.mark.parametrize("sandbox, assignment", _runs())
+def test_reference_scores_full_marks(sandbox, assignment, graders, course, tmp_path):
+    grader = graders(sandbox, assignment)
+    nb = solved_notebook(course, assignment=assignment)
+    report = grader.grade("reference", write_submission(tmp_path, "reference", nb, assignment))
     assert report.status == "graded", report.message
     failed = {t.name: t.message for t in report.tests if t.status != "passed"}
     assert not failed
-    assert {t.name: t.score for t in report.tests} == full_marks
-    assert report.score == report.max_score == 50
+    assert {t.name: t.score for t in report.tests} == _full_marks(grader)
+    assert report.score == report.max_score == TOTALS[assignment]
 
 
-def test_hidden_cases_are_graded(grader):
-    hidden = [c for t in grader.tasks for c in t.cases if c.hidden]
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_hidden_cases_are_graded(assignment, graders):
+    hidden = [c for t in graders("process", assignment).tasks for c in t.cases if c.hidden]
     meshes = {c.mesh for c in hidden if not c.args}
-    assert "4x2:x,y" in meshes and {c.dtype for c in hidden} >= {"bfloat16", "int32", "float32"}
+    assert meshes & {"4x2:x,y", "4:i"} and {c.dtype for c in hidden} >= {"bfloat16", "float32"}
 
 
-@pytest.mark.parametrize("wrong", wrong_submissions(), ids=lambda w: w.name)
+def test_every_ring_size_is_graded(graders):
+    """The ring matmuls meet rings of 2, 4 and 8, and one axis of a 2-D mesh."""
+    for task in graders("process", "02_sharded_matmul").tasks:
+        if task.kind == "shard_map":
+            sizes = {c.mesh_spec.axis_sizes[c.axis] for c in task.cases}
+            assert sizes == {2, 4, 8} and any(len(c.mesh_spec.shape) == 2 for c in task.cases), task.name
+
+
+@pytest.mark.parametrize("sandbox, assignment, wrong", _runs(lambda s, a: [(w,) for w in wrong_submissions(a)]))
 def test_wrong_submission_loses_exactly_its_points(
-    wrong: WrongSubmission, grader, course, tmp_path, full_marks
+    sandbox: str, assignment: str, wrong: WrongSubmission, graders, course, tmp_path
 ):
-    nb = solved_notebook(course, wrong.functions, wrong.extra_cell)
-    report = grader.grade(wrong.name, write_submission(tmp_path, wrong.name, nb))
+    grader = graders(sandbox, assignment)
+    nb = solved_notebook(course, wrong.functions, wrong.extra_cell, assignment)
+    report = grader.grade(wrong.name, write_submission(tmp_path, wrong.name, nb, assignment))
     assert report.status == wrong.status, report.message
     if wrong.status != "graded":
         assert report.score == 0 and report.message
         assert all(t.message == report.message for t in report.tests)
         return
-    scores = {t.name: t.score for t in report.tests}
-    assert scores == {**full_marks, **wrong.expected}
+    assert {t.name: t.score for t in report.tests} == {**_full_marks(grader), **wrong.expected}
+    messages = {t.name: t.message for t in report.tests}
     for test in report.tests:
         if test.name in wrong.expected:
             assert test.status == "failed" and test.message, test.name
+    for name, reason in wrong.reasons.items():
+        assert reason in messages[name], messages[name]
+    _pictures_explain_the_failures(report)
+
+
+def _pictures_explain_the_failures(report) -> None:
+    """Traffic over the minimum comes with its bar chart; a wrong output sharding with both layouts."""
+    for test in report.tests:
+        if test.status != "failed" or test.visibility == "hidden":
+            continue
+        if test.name.endswith(": communication") and test.message.startswith("mesh"):
+            assert test.figure and test.figure["kind"] == "traffic", test
+            assert test.figure["sent"] > test.figure["minimum"] or test.figure["sent"] != test.figure["reference"]
+        if test.name.endswith(": values") and "output sharding" in test.message:
+            assert test.figure and test.figure["kind"] == "sharding", test

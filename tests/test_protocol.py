@@ -1,21 +1,29 @@
-"""Whatever the untrusted runner writes is size-capped and validated before it is read."""
+"""Whatever the untrusted runner writes is size-capped and validated before it is read: JSON and
+one ``.npz`` of byte arrays, nothing that could be unpickled, no links, no pipes."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import zipfile
 
+import numpy as np
 import pytest
 
-from autograder.protocol import MAX_RESULTS_BYTES, ResultsError, read_results
+from autograder.protocol import MAX_RESULTS_BYTES, NoResults, ResultsError, read_results
+from autograder.runner import write_results
 
 IDS = {"ring_all_gather/0", "local_shape/0"}
+EXPORTED = {"ring_all_gather/0": {"status": "exported", "artifact": "000"}}
 
 
-def _write(out, results, artifacts=()):
+def _write(out, results, artifacts=None):
     out.mkdir(exist_ok=True)
-    for name in artifacts:
-        (out / name).write_bytes(b"x")
-    (out / "results.json").write_text(results if isinstance(results, str) else json.dumps(results))
+    if isinstance(results, str):
+        (out / "results.json").write_text(results)
+    else:
+        write_results(out, results, artifacts or {})
     return out
 
 
@@ -23,12 +31,14 @@ def _ok(**tests):
     return {"version": 1, "notebook": {"status": "ok", "message": ""}, "meshes": {}, "tests": tests}
 
 
-def test_valid_results_get_checked_artifact_paths(tmp_path):
-    out = _write(tmp_path / "out", _ok(**{"ring_all_gather/0": {"status": "exported", "artifact": "000.jaxexport"},
-                                          "local_shape/0": {"status": "value", "result": {"value": [2, 3]}}}),
-                 ["000.jaxexport"])  # fmt: skip
-    results = read_results(out, IDS)
-    assert results["tests"]["ring_all_gather/0"]["artifact"] == str(out / "000.jaxexport")
+def test_artifacts_come_out_of_the_npz_into_the_graders_directory(tmp_path):
+    results = _ok(**EXPORTED, **{"local_shape/0": {"status": "value", "result": {"value": [2, 3]}}})
+    out = _write(tmp_path / "out", results, {"000": b"\x00exported program\xff"})
+    (tmp_path / "mine").mkdir()
+    got = read_results(out, IDS, tmp_path / "mine")
+    path = tmp_path / "mine" / "000.jaxexport"
+    assert got["tests"]["ring_all_gather/0"]["artifact"] == str(path)
+    assert path.read_bytes() == b"\x00exported program\xff"
 
 
 @pytest.mark.parametrize(
@@ -36,23 +46,71 @@ def test_valid_results_get_checked_artifact_paths(tmp_path):
     [
         ("{not json", "not valid JSON"),
         ({"version": 2}, "unknown results version"),
+        ({**_ok(), "score": 50}, "unexpected fields score"),
         (_ok(**{"other/0": {"status": "value", "result": {"value": 1}}}), "never asked for"),
         (_ok(**{"local_shape/0": {"status": "passed"}}), "bad status"),
         (_ok(**{"ring_all_gather/0": {"status": "exported", "artifact": "../../etc/passwd"}}), "bad artifact"),
-        (_ok(**{"ring_all_gather/0": {"status": "exported", "artifact": "001.jaxexport"}}), "missing artifact"),
+        (_ok(**{"ring_all_gather/0": {"status": "exported", "artifact": "001"}}), "missing artifact"),
         (_ok(**{"local_shape/0": {"status": "value", "result": {"value": 1, "score": 5}}}), "bad value"),
         ({**_ok(), "notebook": {"status": "graded", "message": ""}}, "bad notebook status"),
     ],
 )
 def test_malformed_results_are_refused(tmp_path, results, why):
     with pytest.raises(ResultsError, match=why):
-        read_results(_write(tmp_path / "out", results), IDS)
+        read_results(_write(tmp_path / "out", results), IDS, tmp_path)
 
 
 def test_missing_and_oversized_results_are_refused(tmp_path):
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ResultsError, match="wrote no results"):
-        read_results(tmp_path / "empty", IDS)
+    with pytest.raises(NoResults, match="wrote no results"):
+        read_results(tmp_path / "empty", IDS, tmp_path)
     out = _write(tmp_path / "big", " " * (MAX_RESULTS_BYTES + 1))
     with pytest.raises(ResultsError, match="larger than allowed"):
-        read_results(out, IDS)
+        read_results(out, IDS, tmp_path)
+
+
+def test_links_and_pipes_are_never_followed(tmp_path):
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps(_ok()))
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "results.json").symlink_to(secret)
+    with pytest.raises(ResultsError, match="not a regular file"):
+        read_results(linked, IDS, tmp_path)
+    piped = tmp_path / "piped"
+    piped.mkdir()
+    os.mkfifo(piped / "results.json")  # reading it would block the grader forever
+    with pytest.raises(ResultsError, match="not a regular file"):
+        read_results(piped, IDS, tmp_path)
+
+
+def _npz(members: dict[str, bytes], compression: int = zipfile.ZIP_STORED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=True)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    "members, compression, why",
+    [
+        ({"000.npy": _npy(np.array([{"pickled": "object"}], dtype=object))}, zipfile.ZIP_STORED, "cannot be read"),
+        ({"000.npy": _npy(np.zeros(4, np.float32))}, zipfile.ZIP_STORED, "not a byte array"),
+        ({"../000.npy": _npy(np.zeros(4, np.uint8))}, zipfile.ZIP_STORED, "bad artifact name"),
+        ({"000.npy": _npy(np.zeros(1 << 20, np.uint8))}, zipfile.ZIP_DEFLATED, "compressed artifacts"),
+        ({}, zipfile.ZIP_STORED, "missing artifact"),
+    ],
+    ids=["pickle", "not-bytes", "name", "zip-bomb", "absent"],
+)
+def test_artifacts_are_byte_arrays_and_nothing_else(tmp_path, members, compression, why):
+    out = _write(tmp_path / "out", _ok(**EXPORTED))
+    (out / "artifacts.npz").write_bytes(_npz(members, compression))
+    with pytest.raises(ResultsError, match=why):
+        read_results(out, IDS, tmp_path)

@@ -1,4 +1,5 @@
-"""Fixtures for the image tests: one engine, one cpu image and one running lab per session.
+"""Fixtures for the image tests: one running lab per session, on the root conftest's engine
+(``client``) and cpu image (``cpu_image``), which the sandbox tests share.
 
 Under CI=true a missing engine or browser is a failure: CI must prove that the images build and
 serve. Elsewhere (a laptop without Docker) the tests skip, with the reason in the summary.
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import os
 import time
-import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,37 +22,7 @@ import pytest
 
 from autograder import images, lab
 
-REPO = Path(__file__).resolve().parents[2]
-IN_CI = os.environ.get("CI") == "true"
-
-
-def unavailable(what: str, reason: str) -> None:
-    """Fail under CI; elsewhere skip, loudly (a warning and the skip reason in the summary)."""
-    if IN_CI:
-        pytest.fail(f"CI=true requires {what}: {reason}", pytrace=False)
-    warnings.warn(f"docker tests skipped: {what} unavailable: {reason}", stacklevel=2)
-    pytest.skip(f"{what} unavailable: {reason}")
-
-
-@pytest.fixture(scope="session")
-def client():
-    try:
-        return images.connect()
-    except images.EngineUnavailable as err:
-        unavailable("a Docker engine", str(err))
-
-
-@pytest.fixture(scope="session")
-def sources(course) -> images.Sources:
-    """The checkout's lectures and a fresh release of its assignments."""
-    return images.Sources(REPO, REPO / "course", course.nbgrader_root / "release")
-
-
-@pytest.fixture(scope="session")
-def cpu_image(client, sources) -> str:
-    """``jaxcourse:cpu``, built once per session (seconds when Docker's layer cache is warm)."""
-    images.build("cpu", client=client, sources=sources)
-    return images.tag("cpu")
+from ..conftest import REPO, unavailable
 
 
 def jovyan_dir(path: Path) -> Path:

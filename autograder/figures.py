@@ -1,0 +1,155 @@
+"""Small SVG pictures for feedback: where each block of an output lives (asked for versus
+returned), and how many bytes a function moved against the minimum.
+
+A figure is plain data on a test result (``{"kind": "traffic", ...}`` or ``{"kind": "sharding",
+...}``), made on the trusted side; this module only draws it, with every label escaped.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from itertools import product
+from math import prod
+from typing import Any
+
+Spec = list[Any]  # a PartitionSpec as JSON: entries None, "x" or ["x", "y"]
+BAR_WIDTH = 320
+CELL = 34
+
+
+def svg(figure: dict[str, Any]) -> str:
+    """The figure as inline SVG, or "" for a kind this module does not draw."""
+    draw = {"traffic": _traffic, "sharding": _sharding}.get(figure.get("kind", ""))
+    return draw(figure) if draw else ""
+
+
+# ---------------------------------------------------------------- bytes moved
+
+
+def _traffic(figure: dict[str, Any]) -> str:
+    """Horizontal bars: what was sent, the minimum, and the reference where known."""
+    unit = figure["unit"]
+    bars = [("sent", figure["sent"], "#cf222e" if figure["sent"] > figure["minimum"] + 1e-9 else "#1a7f37"),
+            ("minimum", figure["minimum"], "#57606a")]  # fmt: skip
+    if figure.get("reference") is not None:
+        bars.append(("reference", figure["reference"], "#0969da"))
+    top = max(value for _, value, _ in bars) or 1.0
+    rows = []
+    for i, (label, value, colour) in enumerate(bars):
+        y = 8 + 26 * i
+        width = max(1.0, BAR_WIDTH * value / top)
+        rows.append(
+            f'<text x="0" y="{y + 14}" font-size="12">{label}</text>'
+            f'<rect x="80" y="{y}" width="{width:.1f}" height="18" fill="{colour}"/>'
+            f'<text x="{86 + width:.1f}" y="{y + 14}" font-size="12">{value:g} {escape(unit)}</text>'
+        )
+    height = 16 + 26 * len(bars)
+    title = escape(f"{unit} sent per device on {figure.get('case', 'this case')}")
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{BAR_WIDTH + 200}" height="{height + 18}" '
+            f'role="img" aria-label="{title}"><title>{title}</title>'
+            f'<g transform="translate(0,18)">{"".join(rows)}</g>'
+            f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text></svg>')  # fmt: skip
+
+
+# ---------------------------------------------------------------- where blocks live
+
+
+def blocks(mesh: dict[str, int], spec: Spec, ndim: int) -> dict[tuple[int, ...], list[int]]:
+    """Which devices hold each block of an array laid out by ``spec`` on ``mesh`` (devices
+    numbered in mesh order, as ``jax.make_mesh`` numbers them on CPUs)."""
+    names = list(mesh)
+    entries = [_axes(e) for e in (list(spec) + [None] * ndim)[:ndim]]
+    held: dict[tuple[int, ...], list[int]] = {}
+    for device, coords in enumerate(product(*(range(mesh[n]) for n in names))):
+        at = dict(zip(names, coords))
+        index = tuple(_mixed_radix([at[a] for a in axes], [mesh[a] for a in axes]) for axes in entries)
+        held.setdefault(index, []).append(device)
+    return held
+
+
+def _axes(entry: Any) -> list[str]:
+    if entry is None:
+        return []
+    return [entry] if isinstance(entry, str) else list(entry)
+
+
+def _mixed_radix(digits: list[int], sizes: list[int]) -> int:
+    value = 0
+    for digit, size in zip(digits, sizes):
+        value = value * size + digit
+    return value
+
+
+def _grid(
+    mesh: dict[str, int], spec: Spec, ndim: int, varying: list[str], x0: float, title: str
+) -> tuple[str, float, float]:
+    """The array as a grid of blocks (dimension 0 down, 1 across), each labelled with its devices.
+    Axes in ``varying`` split nothing yet give each device along them its own, different copy.
+    Returns the SVG elements, their width and their height."""
+    held = blocks(mesh, spec, max(ndim, 1))
+    counts = [prod(mesh[a] for a in _axes(e)) for e in (list(spec) + [None, None])[:2]]
+    rows, cols = counts[0], counts[1] if ndim > 1 else 1
+    copies = prod(mesh[a] for a in varying)
+    width, height = max(cols * CELL * 1.6, 120), rows * CELL
+    parts = [f'<text x="{x0}" y="12" font-size="12" font-weight="bold">{escape(title)}</text>']
+    for copy in range(copies):
+        dy = 20 + copy * (height + 10)
+        for (r, *c), devices in sorted(held.items()):
+            col = c[0] if c else 0
+            mine = _copy_devices(devices, mesh, varying, copy)
+            if not mine:
+                continue
+            x, y = x0 + col * width / cols, dy + r * CELL
+            label = "dev " + ",".join(map(str, mine)) if len(mine) <= 4 else f"{len(mine)} devices"
+            parts.append(
+                f'<rect x="{x:.1f}" y="{y}" width="{width / cols:.1f}" height="{CELL}" '
+                f'fill="{_colour(r * cols + col)}" stroke="#24292f"/>'
+                f'<text x="{x + 4:.1f}" y="{y + 21}" font-size="11">{label}</text>'
+            )
+    return "".join(parts), width, 20 + copies * (height + 10)
+
+
+def _copy_devices(devices: list[int], mesh: dict[str, int], varying: list[str], copy: int) -> list[int]:
+    """The devices among ``devices`` whose coordinates along ``varying`` are copy number ``copy``."""
+    if not varying:
+        return devices
+    names = list(mesh)
+    picked = []
+    for device in devices:
+        coords = dict(zip(names, _coords(device, [mesh[n] for n in names])))
+        if _mixed_radix([coords[a] for a in varying], [mesh[a] for a in varying]) == copy:
+            picked.append(device)
+    return picked
+
+
+def _coords(device: int, sizes: list[int]) -> list[int]:
+    out = []
+    for size in reversed(sizes):
+        device, digit = divmod(device, size)
+        out.append(digit)
+    return out[::-1]
+
+
+def _colour(i: int) -> str:
+    palette = ("#ddf4ff", "#fff8c5", "#dafbe1", "#ffebe9", "#fbefff", "#fff1e5", "#eaeef2", "#d8f3f0")
+    return palette[i % len(palette)]
+
+
+def _sharding(figure: dict[str, Any]) -> str:
+    """Side by side: the layout the task asks for, and the one the function returned."""
+    mesh, ndim = figure["mesh"], len(figure["shape"])
+    asked, w1, h1 = _grid(mesh, figure["expected"], ndim, [], 0, f"asked for: P{_show(figure['expected'])}")
+    returned = figure.get("returned")
+    varying = list(figure.get("varying", []))
+    title = (f"returned: P{_show(returned)}" if returned is not None
+             else f"returned: a different value along {', '.join(map(repr, varying))}")  # fmt: skip
+    got, w2, h2 = _grid(mesh, returned if returned is not None else figure["expected"], ndim, varying,
+                        w1 + 40, title)  # fmt: skip
+    width, height = w1 + w2 + 60, max(h1, h2) + 10
+    label = escape(f"output sharding on mesh {mesh}")
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" role="img" '
+            f'aria-label="{label}"><title>{label}</title>{asked}{got}</svg>')  # fmt: skip
+
+
+def _show(spec: Spec) -> str:
+    return "(" + ", ".join(repr(tuple(e)) if isinstance(e, list) else repr(e) for e in spec) + ")"

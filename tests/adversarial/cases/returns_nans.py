@@ -1,0 +1,14 @@
+"""The layernorm divides zero by zero: NaNs everywhere, so every value check fails, and the
+structure checks wait for right values."""
+
+EXPECTED = {
+    "sharded_layernorm: values": 0,
+    "sharded_layernorm: hidden values": 0,
+    "sharded_layernorm: collectives": 0,
+    "sharded_layernorm: communication": 0,
+}
+
+
+def sharded_layernorm(x, axis_name, eps=1e-5):
+    zero = jax.lax.psum(jnp.zeros(x.shape[:1] + (1,), jnp.float32), axis_name)
+    return (x.astype(jnp.float32) * (zero / zero)).astype(x.dtype)

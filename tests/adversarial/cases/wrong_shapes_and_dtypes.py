@@ -1,0 +1,20 @@
+"""The layernorm returns half its columns and fold_rng_over_axis returns raw key data instead of
+a key: the artifacts are refused for their output types, and those functions score nothing."""
+
+EXPECTED = {
+    "sharded_layernorm: values": 0,
+    "sharded_layernorm: hidden values": 0,
+    "sharded_layernorm: collectives": 0,
+    "sharded_layernorm: communication": 0,
+    "fold_rng_over_axis: values": 0,
+    "fold_rng_over_axis: hidden values": 0,
+    "fold_rng_over_axis: collectives": 0,
+}
+
+
+def sharded_layernorm(x, axis_name, eps=1e-5):
+    return x[:, : x.shape[1] // 2]
+
+
+def fold_rng_over_axis(key, axis_name):
+    return jax.random.key_data(jax.random.fold_in(key, jax.lax.axis_index(axis_name)))

@@ -1,0 +1,54 @@
+"""Feedback pages: points, status and reason per test, pictures where they help, and hidden
+tests by name and verdict only."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from autograder.compare import TestResult as Result
+from autograder.feedback import markdown, to_html
+from autograder.figures import blocks, svg
+from autograder.grade import Report
+
+MESH = {"x": 2, "y": 4}
+
+
+def test_blocks_follow_the_spec_in_mesh_order():
+    assert blocks(MESH, ["x"], 2) == {(0, 0): [0, 1, 2, 3], (1, 0): [4, 5, 6, 7]}
+    assert blocks(MESH, [None, "y"], 2) == {(0, i): [i, i + 4] for i in range(4)}
+    assert blocks(MESH, [["x", "y"]], 1) == {(i,): [i] for i in range(8)}
+    assert blocks(MESH, [], 2) == {(0, 0): list(range(8))}
+
+
+def test_traffic_figure_draws_sent_minimum_and_reference():
+    picture = svg({"kind": "traffic", "unit": "bytes", "sent": 3584, "minimum": 1792, "reference": 1792,
+                   "case": "mesh 8:i, float32 <script>"})  # fmt: skip
+    ET.fromstring(picture)  # well-formed, so the label was escaped
+    assert "3584 bytes" in picture and "1792 bytes" in picture and "reference" in picture
+    assert "<script>" not in picture
+
+
+def test_sharding_figure_shows_a_copy_per_device_for_a_varying_result():
+    picture = svg({"kind": "sharding", "mesh": {"i": 4}, "shape": [8, 8], "expected": [], "varying": ["i"]})
+    ET.fromstring(picture)
+    assert "asked for: P()" in picture and "a different value along &#x27;i&#x27;" in picture
+    assert all(f">dev {d}<" in picture for d in range(4))  # each device's own copy
+    assert ">dev 0,1,2,3<" in picture  # the one replicated block asked for
+
+
+def _report() -> Report:
+    traffic = {"kind": "traffic", "unit": "values", "sent": 14, "minimum": 7, "reference": 7, "case": "mesh 8:i"}
+    tests = [
+        Result("ring: communication", "t", 0, 2, "failed", "sends 14 values per device", "visible", traffic),
+        Result("ring: hidden values", "t", 0, 2, "failed", "mesh 4x2:x,y, axis 'x', bfloat16: wrong", "hidden"),
+    ]
+    return Report("ada", "01_collectives", "graded", "", tests)
+
+
+def test_feedback_pictures_visible_tests_and_hides_hidden_cases():
+    page = to_html(_report())
+    assert page.count("<svg") == 1 and "14 values" in page
+    for text in (page, markdown(_report())):
+        assert "sends 14 values per device" in text
+        assert "4x2" not in text and "bfloat16" not in text  # the hidden case stays hidden
+        assert "a hidden case fails" in text

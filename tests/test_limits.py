@@ -1,0 +1,44 @@
+"""Grading limits come from the course config, per assignment, and bad values are refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.limits import CONFIG, Limits, LimitsError, load
+
+
+def test_defaults_without_a_config(tmp_path):
+    assert load(tmp_path, "01_collectives") == Limits()
+
+
+def test_an_assignment_overrides_the_course_wide_limits(tmp_path):
+    (tmp_path / CONFIG).write_text(
+        '[sandbox]\nmemory = "3g"\ntimeout = 120\n\n'
+        '[assignments.03_multiprocess_training.sandbox]\nmemory = "6g"\ncpus = 2\n'
+    )
+    assert load(tmp_path, "01_collectives") == Limits(memory="3g", timeout=120)
+    assert load(tmp_path, "03_multiprocess_training") == Limits(memory="6g", cpus=2, timeout=120)
+
+
+def test_jobs_follow_the_cpu_quota():
+    assert Limits(cpus=1.0).default_jobs(cores=8) == 8
+    assert Limits(cpus=2.0).default_jobs(cores=8) == 4
+    assert Limits(cpus=4.0).default_jobs(cores=2) == 1
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[sandbox\n", "is not valid TOML"),
+        ('[sandbox]\nmemroy = "2g"\n', "unknown limit 'memroy'"),
+        ('[sandbox]\nmemory = "lots"\n', "memory = 'lots' must be a size"),
+        ("[sandbox]\npids = 4\n", "pids = 4 must be a whole number of at least 16"),
+        ("[sandbox]\ntimeout = -1\n", "timeout = -1 must be a positive number"),
+        ('[assignments.01_collectives]\nsandbox = "big"\n', "must be a table of limits"),
+    ],
+)
+def test_bad_config_is_one_line(tmp_path, text, message):
+    (tmp_path / CONFIG).write_text(text)
+    with pytest.raises(LimitsError, match=message) as err:
+        load(tmp_path, "01_collectives")
+    assert "\n" not in str(err.value)
