@@ -218,7 +218,8 @@ def measure_step(
         probe = inputs.run(call, inputs.probe_state)
         census = inputs.census(call)
     except Exception as err:  # the student's program failed at run time
-        return {"values": _fail(f"failed to run: {str(err)[:300]}")}
+        said = f": {str(err)[:300]}" if str(err) else ""
+        return {"values": _fail(f"failed to run: {type(err).__name__}{said}")}
     problem = _leaves_problem(got, expected, inputs.state, inputs.paths)
     dropout_free = _leaves_problem(probe, expected_probe, inputs.probe_state, inputs.paths)
     if problem and not dropout_free:
