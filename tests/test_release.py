@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import sys
 
-import nbformat
 import pytest
 
 from autograder.release import leaked_files

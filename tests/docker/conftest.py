@@ -22,7 +22,7 @@ import pytest
 
 from autograder import images, lab
 
-from ..conftest import REPO, unavailable
+from ..conftest import REPO, unavailable  # noqa: F401  (REPO: the image tests import it from here)
 
 
 def jovyan_dir(path: Path) -> Path:
