@@ -1,10 +1,11 @@
 """Reference results: the reference run through the same wrapper, on the same mesh and inputs,
 computed once per assignment x case and cached on disk by a fingerprint of everything they
-depend on (the reference's source, the call signature, the seed, how inputs are drawn, the JAX
-version)."""
+depend on (the reference's source, the call signature, the seed, the engine code that draws the
+inputs and measures the run, the JAX version)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sys
@@ -12,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import inputs
 from .harness import Signature
 from .sandbox import clean_env, run_process
 
@@ -43,11 +43,21 @@ class Provider:
         return cls("oracle", text, {"kind": "oracle", "assignment": assignment})
 
 
+# The code a reference record passes through: a record made by older code may lack a field
+# (such as program_bytes) that today's comparison reads, so any change here recomputes it.
+ENGINE = ("evaluate", "harness", "inputs", "measure", "trace", "training", "training_verdict")
+
+
+@functools.cache
+def _engine_text() -> str:
+    here = Path(__file__).parent
+    return "".join((here / f"{name}.py").read_text() for name in ENGINE)
+
+
 def fingerprint(provider: Provider, sig: Signature, seed: int) -> str:
     import jax
 
-    drawing = Path(inputs.__file__).read_text()
-    blob = json.dumps([provider.kind, provider.source_text, sig, seed, drawing, jax.__version__], sort_keys=True)
+    blob = json.dumps([provider.kind, provider.source_text, sig, seed, _engine_text(), jax.__version__], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
