@@ -58,10 +58,10 @@ def make_class(course, students: int) -> None:
 
 def sandbox_overhead(course, repeats: int) -> tuple[float, float]:
     """Median seconds of one submission's runner in a container and as a bare process."""
-    from autograder import notebook as nbio
-    from autograder.classroom import open_sandbox
-    from autograder.grade import grader_for
-    from autograder.sandbox import ProcessSandbox
+    from autograder.grading import submissions as nbio
+    from autograder.grading.classroom import open_sandbox
+    from autograder.grading.grader import grader_for
+    from autograder.grading.sandbox import ProcessSandbox
 
     grader = grader_for(ASSIGNMENT, course)
     docker, bare = open_sandbox("docker", say=lambda _: None), ProcessSandbox()

@@ -15,7 +15,8 @@ import statistics
 import sys
 import time
 
-from autograder import images, lab
+from autograder.delivery import lab
+from autograder.grading import images
 
 SIZE_TARGET_GB = 1.3
 HEALTHY_TARGET_S = 5.0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.notebooks import execute
+from autograder.delivery.lectures import execute
 
 COURSE = Path(__file__).resolve().parent.parent / "course"
 BUDGET_S = 300.0

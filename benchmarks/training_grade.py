@@ -31,10 +31,10 @@ def main() -> None:
 
     import nbformat
 
-    from autograder import images, limits
-    from autograder.course import Course
-    from autograder.docker_sandbox import DockerSandbox
-    from autograder.grade import grader_for
+    from autograder.grading import images, limits
+    from autograder.core.course import Course
+    from autograder.grading.docker_sandbox import DockerSandbox
+    from autograder.grading.grader import grader_for
 
     lim = limits.load(REPO, ASSIGNMENT)
     with tempfile.TemporaryDirectory() as tmp:

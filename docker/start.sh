@@ -13,7 +13,7 @@ if [ ! -w "$HOME" ]; then
 fi
 
 # Copy lectures and released assignments into the work dir; never over a file the student changed.
-python -m autograder.lab seed /opt/jaxcourse/seed "$JAXCOURSE_WORK" \
+python -m autograder.delivery.lab seed /opt/jaxcourse/seed "$JAXCOURSE_WORK" \
     || echo "jaxcourse: could not fill $JAXCOURSE_WORK; the course files are in /opt/jaxcourse/seed" >&2
 
 # Say which platform JAX found (a cuda or tpu image on a laptop falls back to CPU), after the

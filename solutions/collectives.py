@@ -9,7 +9,7 @@ from math import prod
 import jax
 import jax.numpy as jnp
 
-from autograder.tasks import Case
+from autograder.core.tasks import Case
 
 
 def local_shape(global_shape, spec, mesh_shape):

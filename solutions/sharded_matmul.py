@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from autograder.specs.sharded_matmul import ASSIGNMENT, matmul_cases
-from autograder.tasks import Case
+from autograder.core.tasks import Case
 
 
 def comm_bytes(strategy, m, k, n, num_devices, itemsize):

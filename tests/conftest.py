@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import images
+from autograder.grading import images
 from autograder.mesh import use_cpu_devices
 from autograder.specs import get
 
@@ -35,8 +35,8 @@ def submissions_dir(assignment: str) -> Path:
 def copy_course(root: Path):
     """A private copy of the course (sources, config, solutions) under ``root``, with every
     assignment these tests know released."""
-    from autograder.course import Course
-    from autograder.release import release
+    from autograder.core.course import Course
+    from autograder.delivery.release import release
 
     shutil.copytree(REPO / "solutions", root / "solutions", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "assignments").mkdir()

@@ -6,16 +6,27 @@ import jax
 import pytest
 
 from autograder.checks import CheckFailed, check
+from autograder.specs import get
 from solutions import collectives as reference
 
+from .conftest import ASSIGNMENT
 
-def test_the_reference_passes_every_visible_check(capsys):
+
+def test_the_reference_passes_every_visible_check():
     for name in ("local_shape", "ring_all_gather", "ring_reduce_scatter", "ring_all_reduce",
                  "sharded_layernorm", "fold_rng_over_axis"):  # fmt: skip
-        assert check(getattr(reference, name)) is None
-    table = capsys.readouterr().out
+        result = check(getattr(reference, name))
+        assert result.passed and result.failures() == {}, result
+        assert result.score == result.max_score == get(ASSIGNMENT).task(name).max_score - _hidden_points(name)
+    table = repr(check(reference.ring_all_gather))
     assert "ring_all_gather: communication  2/2     passed" in table
-    assert "failed" not in table
+    assert "sent per device" in table and "failed" not in table
+    assert "<td>ring_all_gather: values</td>" in check(reference.ring_all_gather)._repr_html_()
+
+
+def _hidden_points(name: str) -> float:
+    """Hidden cases stay with the instructor: a student's check scores the visible parts only."""
+    return get(ASSIGNMENT).task(name).points.get("hidden values", 0.0)
 
 
 def test_a_forbidden_collective_fails_with_the_reason():
@@ -23,7 +34,7 @@ def test_a_forbidden_collective_fails_with_the_reason():
         return jax.lax.all_gather(x, axis_name, tiled=True)
 
     with pytest.raises(CheckFailed, match="contains all-gather \\(all_gather\\); ring_all_gather may use only ppermute"):
-        check(ring_all_gather, quiet=True)
+        check(ring_all_gather)
 
 
 def test_an_error_in_the_function_is_shown_in_one_line():
@@ -31,7 +42,7 @@ def test_an_error_in_the_function_is_shown_in_one_line():
         raise NotImplementedError()
 
     with pytest.raises(CheckFailed, match="raised NotImplementedError"):
-        check(fold_rng_over_axis, quiet=True)
+        check(fold_rng_over_axis)
 
 
 def test_an_unknown_function_name_says_what_to_do():
@@ -46,6 +57,6 @@ def test_a_globally_set_notebook_mesh_does_not_confuse_the_checks():
     mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Explicit,))
     jax.set_mesh(mesh)
     try:
-        assert check(reference.ring_all_gather, quiet=True) is None
+        assert check(reference.ring_all_gather).passed
     finally:
         jax.set_mesh(None)

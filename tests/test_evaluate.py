@@ -5,9 +5,10 @@ from __future__ import annotations
 import jax
 import pytest
 
-from autograder import harness
-from autograder.evaluate import MeshMismatch, artifact_problems, check_meshes
-from autograder.mesh import MeshSpec, signature
+from autograder.harness import shard_map as harness
+from autograder.trusted.shard_map import artifact_problems
+from autograder.trusted.worker import MeshMismatch, check_meshes
+from autograder.core.mesh import MeshSpec, signature
 from autograder.specs import get
 
 TASK = get("01_collectives").task("ring_all_gather")

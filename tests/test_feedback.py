@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from autograder.compare import TestResult as Result
-from autograder.feedback import markdown, to_html
-from autograder.figures import blocks, svg
-from autograder.grade import Report
+from autograder.core.records import TestResult as Result
+from autograder.grading.feedback import markdown, to_html
+from autograder.grading.figures import blocks, svg
+from autograder.grading.report import Report
 
 MESH = {"x": 2, "y": 4}
 

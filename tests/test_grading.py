@@ -7,9 +7,9 @@ from typing import Callable
 
 import pytest
 
-from autograder.docker_sandbox import DockerSandbox
-from autograder.grade import Grader, grader_for
-from autograder.limits import Limits
+from autograder.grading.docker_sandbox import DockerSandbox
+from autograder.grading.grader import Grader, grader_for
+from autograder.grading.limits import Limits
 
 from .conftest import ASSIGNMENTS, WrongSubmission, solved_notebook, write_submission, wrong_submissions
 

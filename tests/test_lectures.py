@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 from autograder.checks import check
-from autograder.notebooks import execute
+from autograder.delivery.lectures import execute
 from autograder.specs import ASSIGNMENTS, EXERCISES
 
 from .conftest import REPO
@@ -39,22 +39,23 @@ def test_lectures_are_stored_without_outputs():
 
 
 @pytest.mark.parametrize("exercise", EXERCISE_TASKS, ids=lambda e: e[1].name)
-def test_exercise_answer_passes_its_check(exercise, capsys):
+def test_exercise_answer_passes_its_check(exercise):
     assignment, task = exercise
     module = importlib.import_module(f"solutions.lecture_{assignment.notebook.removesuffix('.ipynb')}")
-    check(getattr(module, task.name))
-    assert "passed" in capsys.readouterr().out
+    result = check(getattr(module, task.name))
+    assert result.passed and result.score == task.max_score, result
 
 
-def test_an_untouched_exercise_stub_is_reported_not_failed(capsys):
+def test_an_untouched_exercise_stub_is_reported_not_failed():
     assignment, task = EXERCISE_TASKS[0]
 
     def stub(*args, **kwargs):
         raise NotImplementedError()
 
     stub.__name__ = task.name
-    assert check(stub) is None
-    assert "not attempted yet" in capsys.readouterr().out
+    result = check(stub)
+    assert not result.attempted and not result.passed and result.tests == []
+    assert "not attempted yet" in repr(result)
 
 
 def test_function_names_are_unique_across_the_course():

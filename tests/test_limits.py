@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.limits import CONFIG, Limits, LimitsError, load
+from autograder.grading.limits import CONFIG, Limits, LimitsError, load
 
 
 def test_defaults_without_a_config(tmp_path):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.mesh import MeshSpec, MeshSpecError, signature
+from autograder.core.mesh import MeshSpec, MeshSpecError, signature
 
 
 @pytest.mark.parametrize(

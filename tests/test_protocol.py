@@ -11,8 +11,9 @@ import zipfile
 import numpy as np
 import pytest
 
-from autograder.protocol import MAX_RESULTS_BYTES, NoResults, ResultsError, read_results
-from autograder.runner import write_results
+from autograder.core.protocol import MAX_RESULTS_BYTES
+from autograder.trusted.results import NoResults, ResultsError, read_results
+from autograder.untrusted.runner import write_results
 
 IDS = {"ring_all_gather/0", "local_shape/0"}
 EXPORTED = {"ring_all_gather/0": {"status": "exported", "artifact": "000"}}

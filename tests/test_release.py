@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from autograder.release import leaked_files
+from autograder.delivery.release import leaked_files
 
 from .conftest import ASSIGNMENTS, RELEASED, notebook_name, reference_sources, solved_notebook, write_submission
 

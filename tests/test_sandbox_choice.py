@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import classroom, images
-from autograder.sandbox import ProcessSandbox
+from autograder.grading import classroom, images
+from autograder.grading.sandbox import ProcessSandbox
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from autograder.harness import build
-from autograder.trace import custom_call_targets, hlo_census, stablehlo_collectives
+from autograder.harness.shard_map import build
+from autograder.core.hlo import custom_call_targets, hlo_census, stablehlo_collectives
 
 LOOP_HLO = """HloModule m, num_partitions=8
 

@@ -18,16 +18,17 @@ import nbformat
 import optax
 import pytest
 
-from autograder import training, training_verdict
-from autograder.compare import score_task
-from autograder.course import Course
+from autograder.harness import layouts as training
+from autograder.trusted.training import records, step
+from autograder.trusted.kinds import score_task
+from autograder.core.course import Course
 from autograder.specs import multiprocess_training as given
 
 from .conftest import REPO, WrongSubmission, _literal
 
 ASSIGNMENT = "03_multiprocess_training"
 SOURCE = REPO / "assignments" / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-SUBMISSIONS = Path(__file__).resolve().parent / "submissions_03"
+SUBMISSIONS = Path(__file__).resolve().parent / "submissions" / "03_multiprocess_training"
 SOLUTIONS = (REPO / "solutions" / "multiprocess_training.py").read_text()
 SPEC = given.ASSIGNMENT
 
@@ -68,7 +69,7 @@ STEP = SPEC.task("train_step")
 
 def step_scores(fn) -> dict[str, tuple[float, str]]:
     reference = lambda name: getattr(Course(REPO).solutions(SPEC), name)  # noqa: E731
-    measured = training_verdict.self_check(STEP, STEP.cases, fn, reference, lambda case: 7)
+    measured = step.self_check(STEP, STEP.cases, fn, reference, lambda case: 7)
     return {r.name: (r.score, r.message) for r in score_task(STEP, measured)}
 
 
@@ -108,7 +109,7 @@ def test_records_from_the_sandbox_are_refused_unless_well_formed():
     good = {"status": "ok", "message": "", "processes": [
         {"batch": None, "params": {"w": training.encode([1.0, 2.0])}, "losses": training.encode([0.5]), "mesh": {}}
     ]}  # fmt: skip
-    assert training_verdict.check_record(good, 1)["processes"][0]["params"]["w"].tolist() == [1.0, 2.0]
+    assert records.check_record(good, 1)["processes"][0]["params"]["w"].tolist() == [1.0, 2.0]
     for bad in (
         {**good, "status": "great"},
         {**good, "processes": good["processes"] * 2},
@@ -117,8 +118,8 @@ def test_records_from_the_sandbox_are_refused_unless_well_formed():
         {**good, "processes": [{**good["processes"][0], "params": {"w": {"dtype": "float32", "shape": [1], "data": ["x"]}}}]},
         "a string",
     ):
-        with pytest.raises(training_verdict.RecordError):
-            training_verdict.check_record(bad, 1)
+        with pytest.raises(records.RecordError):
+            records.check_record(bad, 1)
 
 
 # ---------------------------------------------------------------- slow: whole notebooks, three layouts
@@ -126,7 +127,7 @@ def test_records_from_the_sandbox_are_refused_unless_well_formed():
 
 @pytest.fixture(scope="module")
 def grader(tmp_path_factory):
-    from autograder.grade import grader_for
+    from autograder.grading.grader import grader_for
 
     return grader_for(ASSIGNMENT, Course(REPO), cache=tmp_path_factory.mktemp("reference"), timeout=400,
                       test_timeout=90, startup=60)  # fmt: skip
@@ -161,8 +162,8 @@ def test_reference_scores_full_marks_in_all_three_layouts(grader, tmp_path):
 def test_reference_scores_full_marks_in_the_docker_sandbox(grader, cpu_image, client, tmp_path):
     """Every process of a layout runs in the submission's one container, which has no network:
     the launcher's processes meet over its loopback."""
-    from autograder import limits
-    from autograder.docker_sandbox import DockerSandbox
+    from autograder.grading import limits
+    from autograder.grading.docker_sandbox import DockerSandbox
 
     in_docker = copy.copy(grader)
     in_docker.sandbox = DockerSandbox(cpu_image, limits.load(REPO, ASSIGNMENT), client)

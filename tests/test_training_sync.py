@@ -9,7 +9,7 @@ import textwrap
 import nbformat
 import pytest
 
-from autograder.course import Course
+from autograder.core.course import Course
 from autograder.specs import get
 
 from .conftest import REPO

@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..tasks import Assignment
+from ..core.errors import JaxcourseError
+from ..core.tasks import Assignment
 from . import collectives, multiprocess_training, sharded_matmul
 
 ASSIGNMENTS: dict[str, Assignment] = {
@@ -29,7 +30,7 @@ def _lecture_exercises() -> dict[str, Assignment]:
 EXERCISES: dict[str, Assignment] = _lecture_exercises()
 
 
-class UnknownAssignment(KeyError):
+class UnknownAssignment(JaxcourseError, KeyError):
     def __str__(self) -> str:
         return f"unknown assignment {self.args[0]!r}; known: {', '.join(sorted(ASSIGNMENTS))}"
 

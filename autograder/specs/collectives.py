@@ -9,7 +9,7 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
-from ..tasks import FEATURES, REPLICATED, STACKED, Assignment, Case, Input, Task
+from ..core.tasks import FEATURES, REPLICATED, STACKED, Assignment, Case, Input, Task
 
 RINGS = frozenset({"ppermute"})
 EXACT = {"float32": (0.0, 0.0), "bfloat16": (0.0, 0.0), "int32": (0.0, 0.0)}

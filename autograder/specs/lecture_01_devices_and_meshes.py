@@ -6,7 +6,7 @@ process index of each device), so the oracles work on arrays of numbers with Num
 
 from __future__ import annotations
 
-from ..tasks import Assignment, Case, Task
+from ..core.tasks import Assignment, Case, Task
 
 
 def _axis_groups_oracle(device_ids, axis_names, axis):

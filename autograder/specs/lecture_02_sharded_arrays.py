@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tasks import Assignment, Case, Task
+from ..core.tasks import Assignment, Case, Task
 
 
 def _spec(*entries: Any) -> dict[str, list[Any]]:
@@ -20,7 +20,7 @@ def _sharding(spec, mesh_shape):
     """``NamedSharding(spec)`` on a real mesh of the first devices, with explicit axes."""
     import jax
 
-    from ..mesh import MeshSpec
+    from ..core.mesh import MeshSpec
 
     mesh = MeshSpec(tuple(mesh_shape.values()), tuple(mesh_shape)).build()
     return jax.NamedSharding(mesh, spec)

@@ -7,7 +7,7 @@ copies of the answers.
 
 from __future__ import annotations
 
-from ..tasks import Assignment, Case, Input, Layout, Task
+from ..core.tasks import Assignment, Case, Input, Layout, Task
 
 COLUMNS = Layout((None, "AXIS"))  # (rows, columns): the columns split over the case's axis
 ROWS = Layout(("AXIS", None))  # (rows, columns): the rows split over the case's axis

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from math import prod
 
-from ..tasks import STACKED, Assignment, Case, Input, Task
+from ..core.tasks import STACKED, Assignment, Case, Input, Task
 
 EXACT = {"float32": (0.0, 0.0), "int32": (0.0, 0.0)}
 
@@ -49,7 +49,7 @@ def _matmul_traffic_oracle(batch, features, outputs, devices):
     import jax.numpy as jnp
     from jax.sharding import AxisType, NamedSharding
 
-    from ..trace import hlo_census
+    from ..core.hlo import hlo_census
 
     mesh = jax.make_mesh(
         (devices,), ("i",), axis_types=(AxisType.Explicit,), devices=jax.devices()[:devices]

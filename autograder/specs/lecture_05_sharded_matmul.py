@@ -8,7 +8,7 @@ cheaper to all-gather, and what it costs; the oracle measures both plans in the 
 
 from __future__ import annotations
 
-from ..tasks import Assignment, Case, Input, Layout, Task
+from ..core.tasks import Assignment, Case, Input, Layout, Task
 
 # A (rows over the other axes, contracting dim over the case's axis) @ B (whole) -> C (rows as A).
 A_CONTRACTING_SPLIT = Layout(("OTHERS", "AXIS"))
@@ -37,7 +37,7 @@ def _cheaper_gather_oracle(i, j, k, n):
     import jax.numpy as jnp
     from jax.sharding import AxisType, NamedSharding
 
-    from ..trace import hlo_census
+    from ..core.hlo import hlo_census
 
     mesh = jax.make_mesh((n,), ("x",), axis_types=(AxisType.Explicit,), devices=jax.devices()[:n])
     a = jax.ShapeDtypeStruct((i, j), jnp.float32, sharding=NamedSharding(mesh, jax.P("x", None)))

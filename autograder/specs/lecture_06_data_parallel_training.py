@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from math import prod
 
-from ..tasks import REPLICATED, Assignment, Case, Input, Layout, Task
+from ..core.tasks import REPLICATED, Assignment, Case, Input, Layout, Task
 
 BATCH_SPLIT = Layout(("AXIS", None))  # (batch, features): examples over the case's axis
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tasks import Assignment, Case, Task
+from ..core.tasks import Assignment, Case, Task
 
 
 def _spec(*entries: Any) -> dict[str, list[Any]]:
@@ -19,7 +19,7 @@ def _spec(*entries: Any) -> dict[str, list[Any]]:
 
 
 def _mesh(mesh_shape: dict[str, int]):
-    from ..mesh import MeshSpec
+    from ..core.mesh import MeshSpec
 
     return MeshSpec(tuple(mesh_shape.values()), tuple(mesh_shape)).build()
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..mesh import MeshSpec
-from ..tasks import DTYPE_BYTES, REPLICATED, Assignment, Case, Input, Layout, Task
+from ..core.mesh import MeshSpec
+from ..core.tasks import DTYPE_BYTES, REPLICATED, Assignment, Case, Input, Layout, Task
 
 COLS = Layout((None, "AXIS"))  # P(None, X): columns split over the case's axis
 ROWS = Layout(("AXIS", None))  # P(X, None): rows split over the case's axis

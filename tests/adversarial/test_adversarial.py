@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.classroom import grade_class
-from autograder.docker_sandbox import LABEL
+from autograder.grading.classroom import grade_class
+from autograder.grading.docker_sandbox import LABEL
 
 from ..conftest import ASSIGNMENT, NOTEBOOK, WrongSubmission, _literal, copy_course, solved_notebook, write_submission
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from autograder.docker_sandbox import LABEL
+from autograder.grading.docker_sandbox import LABEL
 
 from ..conftest import ASSIGNMENT, WrongSubmission, copy_course, solved_notebook, submissions_dir, write_submission
 

@@ -20,7 +20,8 @@ from typing import Iterator
 
 import pytest
 
-from autograder import images, lab
+from autograder.delivery import lab
+from autograder.grading import images
 
 from ..conftest import REPO, unavailable  # noqa: F401  (REPO: the image tests import it from here)
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from autograder import images
+from autograder.grading import images
 
 from .conftest import chromium_or_skip
 

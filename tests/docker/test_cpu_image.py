@@ -11,7 +11,8 @@ import tarfile
 
 import pytest
 
-from autograder import images, lab
+from autograder.delivery import lab
+from autograder.grading import images
 
 from .conftest import REPO, jovyan_dir, released_notebooks, run_once, running
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from autograder import images
+from autograder.grading import images
 
 from .conftest import REPO
 

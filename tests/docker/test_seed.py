@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.lab import seed
+from autograder.delivery.lab import seed
 
 
 def write(path: Path, text: str) -> Path:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import images, lab
+from autograder.delivery import lab
+from autograder.grading import images
 
 from .conftest import jovyan_dir, run_once
 

@@ -1,0 +1,32 @@
+"""``jaxcourse``: the parser of every command, and the one place errors become one line."""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from ..core.errors import JaxcourseError
+from . import check, grade, image, lab, launch, release
+from .args import Parser
+
+COMMANDS = (check, grade, launch, release, image, lab)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="jaxcourse", description="Course tooling: release, check and grade assignments.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except (JaxcourseError, FileNotFoundError) as err:
+        print(f"jaxcourse: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("jaxcourse: interrupted; what was graded is saved, run the command again to go on", file=sys.stderr)
+        return 130

@@ -1,0 +1,41 @@
+"""Argument types and defaults shared by the commands."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+from typing import Any, Callable, NoReturn
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line, not a usage dump: say what is wrong and where to look."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"port {text!r} is not a number") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port {value} is outside 1-65535")
+    return value
+
+
+def default(fn: Callable[..., Any], name: str) -> Any:
+    """A parameter's default in the Python API: the command line takes it from there."""
+    return inspect.signature(fn).parameters[name].default
+
+
+Subparsers = argparse._SubParsersAction

@@ -1,0 +1,43 @@
+"""``jaxcourse grade ASSIGNMENT``: every submission of an assignment, in locked-down sandboxes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .. import specs
+from ..core.course import Course
+from ..grading import classroom
+from .args import Subparsers, default, positive
+
+
+def register(sub: Subparsers) -> None:
+    grade = sub.add_parser("grade", help="grade every submission of an assignment")
+    grade.add_argument("assignment")
+    grade.add_argument("--submissions", type=Path, help="nbgrader submitted/ layout (default: the course's)")
+    grade.add_argument("--out", type=Path, help="where grades.csv and per-student results go")
+    grade.add_argument("--jobs", type=positive, default=default(classroom.grade_class, "jobs"),
+                       help="submissions graded at once (default: the cores over each sandbox's CPU quota)")  # fmt: skip
+    grade.add_argument("--sandbox", choices=classroom.SANDBOXES, default=default(classroom.grade_class, "sandbox"),
+                       help="docker: a locked-down container per submission; process: a local process that "
+                       "isolates nothing, for development; auto (default): docker when an engine answers")  # fmt: skip
+    grade.add_argument("--image", default=default(classroom.grade_class, "image"),
+                       help="the sandbox's image (default %(default)s, built when missing)")  # fmt: skip
+    grade.add_argument("--force", action="store_true", help="grade again what an earlier run already graded")
+    grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    grade.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    specs.get(args.assignment)  # an unknown name fails here, with the known ones
+    result = classroom.grade_class(
+        args.assignment, Course.find(), args.submissions, args.out, args.jobs, not args.quiet,
+        args.sandbox, args.image, args.force, say=_say,
+    )  # fmt: skip
+    print(classroom.summary(result))
+    return 0
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)

@@ -1,0 +1,78 @@
+"""Where the course lives: the nbgrader root, the instructor's solutions, the hidden cases."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+from .errors import JaxcourseError
+from .tasks import Assignment, Case
+
+CONFIG = "nbgrader_config.py"
+
+
+class CourseError(JaxcourseError):
+    """The course directory or the instructor's files cannot be found."""
+
+
+@dataclass(frozen=True)
+class Course:
+    """A checkout of the course: ``root/assignments`` (nbgrader) and ``root/solutions``."""
+
+    root: Path
+
+    @property
+    def nbgrader_root(self) -> Path:
+        return self.root / "assignments"
+
+    @property
+    def solutions_dir(self) -> Path:
+        return self.root / "solutions"
+
+    @classmethod
+    def find(cls, start: Path | None = None) -> "Course":
+        """``JAXCOURSE_ROOT``, or the nearest directory upwards holding assignments/nbgrader_config.py."""
+        env = os.environ.get("JAXCOURSE_ROOT")
+        here = (start or Path.cwd()).resolve()
+        candidates = [Path(env)] if env else [here, *here.parents]
+        for path in candidates:
+            if (path / "assignments" / CONFIG).is_file():
+                return cls(path.resolve())
+        raise CourseError(
+            "no course found: run from the course checkout or set JAXCOURSE_ROOT "
+            "to the directory that holds assignments/nbgrader_config.py"
+        )
+
+    def solutions(self, assignment: Assignment) -> ModuleType:
+        if not (self.solutions_dir / f"{assignment.solutions}.py").is_file():
+            raise CourseError(
+                f"no solutions/{assignment.solutions}.py under {self.root}: "
+                "grading with hidden tests needs the instructor's checkout"
+            )
+        if str(self.root) not in sys.path:
+            sys.path.insert(0, str(self.root))
+        return importlib.import_module(f"solutions.{assignment.solutions}")
+
+    def reference(self, assignment: Assignment, task: str) -> Callable[..., Any]:
+        return getattr(self.solutions(assignment), task)
+
+    def hidden_cases(self, assignment: Assignment, task: str) -> tuple[Case, ...]:
+        return tuple(getattr(self.solutions(assignment), "HIDDEN_CASES", {}).get(task, ()))
+
+    def has_solutions(self, assignment: Assignment) -> bool:
+        return (self.solutions_dir / f"{assignment.solutions}.py").is_file()
+
+
+def tool_env() -> dict[str, str]:
+    """The environment with this Python's bin directory first on PATH: nbgrader shells out to
+    tools such as ``alembic`` by name, and a virtual environment need not be activated."""
+    bindir = str(Path(sys.executable).parent)
+    path = os.environ.get("PATH", "")
+    if bindir not in path.split(os.pathsep):
+        path = bindir + os.pathsep + path
+    return {**os.environ, "PATH": path}

@@ -1,0 +1,224 @@
+"""What a function really does: collectives in its StableHLO, its compiled HLO and its jaxpr.
+
+The compiled HLO is what runs, so bytes moved are read from it; collectives inside while loops are
+multiplied by the trip count XLA recorded, and flagged when it could not record one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from math import prod
+from typing import Any
+
+from .tasks import COLLECTIVES, HLO_TO_JAX
+
+HLO_COLLECTIVES = frozenset(COLLECTIVES.values())
+_ITEMSIZE = {
+    "pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4,
+    "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16,
+}  # fmt: skip
+_ARRAY_RE = re.compile(r"\b(" + "|".join(_ITEMSIZE) + r")\[([\d,]*)\]")
+_STABLEHLO_OPS = r"stablehlo\.(all_gather|all_reduce|reduce_scatter|collective_permute|all_to_all)\b"
+_STABLEHLO_RE = re.compile(_STABLEHLO_OPS)
+# An op's function type follows it, after any attributes and reduction region:
+# `... }) : (tensor<4x2xbf16>) -> tensor<...>`; attributes are typed too, but never parenthesised.
+_STABLEHLO_TYPED_RE = re.compile(_STABLEHLO_OPS + r".*?:\s*\(tensor<(?:[\d?]+x)*(\w+)>", re.S)
+_MLIR_ITEMSIZE = {"i1": 1, "i8": 1, "ui8": 1, "i16": 2, "ui16": 2, "f16": 2, "bf16": 2, "i32": 4, "ui32": 4,
+                  "f32": 4, "i64": 8, "ui64": 8, "f64": 8}  # fmt: skip
+_CUSTOM_CALL_RE = re.compile(r"custom_call\s*@([\w.$-]+)|call_target_name\s*=\s*\"([^\"]+)\"")
+_HEADER_RE = re.compile(r"^(ENTRY\s+)?%?([\w.\-]+)\s+\(.*\{\s*$")
+_INSTR_RE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
+
+
+def stablehlo_collectives(module_text: str) -> Counter[str]:
+    """Collectives the program asks for, in HLO spelling (``all-gather``...)."""
+    return Counter(m.group(1).replace("_", "-") for m in _STABLEHLO_RE.finditer(module_text))
+
+
+def stablehlo_itemsizes(module_text: str) -> dict[str, int]:
+    """Bytes per value of each collective as the program asks for it (HLO spelling), before a
+    backend widens anything: XLA:CPU, for one, computes and sends bfloat16 as float32."""
+    sizes: dict[str, int] = {}
+    for match in _STABLEHLO_TYPED_RE.finditer(module_text):
+        op = match.group(1).replace("_", "-")
+        sizes[op] = max(sizes.get(op, 0), _MLIR_ITEMSIZE.get(match.group(2), 4))
+    return sizes
+
+
+def program_bytes(census: "Census", itemsizes: dict[str, int]) -> float | None:
+    """Bytes one device sends at the program's own dtypes: the values of each collective the
+    compiled HLO runs, times the item size the program gave that kind of collective. A kind the
+    compiler introduced by itself counts at the widest size the program asked for."""
+    if census.values_per_device is None:
+        return None
+    widest = max(itemsizes.values(), default=0)
+    return sum(values * itemsizes.get(op, widest) for op, values in census.values_by_op.items())
+
+
+def custom_call_targets(module_text: str) -> set[str]:
+    return {a or b for a, b in _CUSTOM_CALL_RE.findall(module_text)}
+
+
+@dataclass
+class Census:
+    """Collectives in a compiled module, each counted as often as it runs."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    # Values and bytes one device sends, under ring algorithms. Values are what the task bounds:
+    # a backend may widen a type on the wire (XLA:CPU sends bfloat16 as float32), values stay.
+    values_per_device: float | None = 0
+    bytes_per_device: float | None = 0
+    unbounded: list[str] = field(default_factory=list)  # collectives in loops of unknown length
+    values_by_op: Counter[str] = field(default_factory=Counter)  # values sent, per collective kind
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "counts": dict(self.counts),
+            "values_per_device": self.values_per_device,
+            "bytes_per_device": self.bytes_per_device,
+            "unbounded": self.unbounded,
+        }
+
+
+@dataclass
+class _Instr:
+    name: str
+    op: str
+    result_type: str
+    attrs: str
+
+
+def hlo_census(hlo_text: str) -> Census:
+    """Count collectives and bytes sent per device, following while loops by their trip counts."""
+    comps, entry, partitions = _parse_module(hlo_text)
+    census = Census()
+    if entry is None:
+        return census
+    values = nbytes = 0.0
+    for comp, times in _multiplicities(comps, entry).items():
+        for ins in comps[comp]:
+            op = ins.op.removesuffix("-start")
+            if op not in HLO_COLLECTIVES or ins.op.endswith("-done"):
+                continue
+            if times is None:
+                census.unbounded.append(HLO_TO_JAX[op])
+                census.counts[op] += 1
+                continue
+            census.counts[op] += times
+            fraction = times * _fraction_sent(op, ins.attrs, partitions)
+            for elements, itemsize in _result_arrays(ins.result_type, ins.op.endswith("-start")):
+                values += fraction * elements
+                nbytes += fraction * elements * itemsize
+                census.values_by_op[op] += fraction * elements
+    if census.unbounded:
+        census.values_per_device = census.bytes_per_device = None
+    else:
+        census.values_per_device, census.bytes_per_device = values, nbytes
+    return census
+
+
+def _parse_module(text: str) -> tuple[dict[str, list[_Instr]], str | None, int]:
+    comps: dict[str, list[_Instr]] = {}
+    entry = None
+    current: list[_Instr] | None = None
+    match = re.search(r"num_partitions=(\d+)", text)
+    partitions = int(match.group(1)) if match else 1
+    for line in text.splitlines():
+        header = _HEADER_RE.match(line)
+        if header and "=" not in line.split("(")[0]:
+            current = comps.setdefault(header.group(2), [])
+            if header.group(1):
+                entry = header.group(2)
+            continue
+        if line.strip() == "}":
+            current = None
+            continue
+        instr = _INSTR_RE.match(line)
+        if current is not None and instr:
+            current.append(_split_instr(instr.group(1), instr.group(2)))
+    return comps, entry, partitions
+
+
+def _split_instr(name: str, rest: str) -> _Instr:
+    rest = rest.strip()
+    if rest.startswith("("):
+        depth = 0
+        for i, ch in enumerate(rest):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0:
+                break
+        result_type, rest = rest[: i + 1], rest[i + 1 :].strip()
+    else:
+        result_type, _, rest = rest.partition(" ")
+    op, _, attrs = rest.partition("(")
+    return _Instr(name, op.strip(), result_type, attrs)
+
+
+def _multiplicities(comps: dict[str, list[_Instr]], entry: str) -> dict[str, int | None]:
+    """How many times each computation reachable from ENTRY runs (None: unknown)."""
+    times: dict[str, int | None] = {}
+
+    def visit(comp: str, n: int | None) -> None:
+        if comp not in comps:
+            return
+        old = times.get(comp, 0)
+        times[comp] = None if n is None or old is None else old + n
+        for ins in comps[comp]:
+            for callee, factor in _callees(ins):
+                visit(callee, None if n is None or factor is None else n * factor)
+
+    visit(entry, 1)
+    return times
+
+
+def _callees(ins: _Instr) -> list[tuple[str, int | None]]:
+    if ins.op == "while":
+        body = re.search(r"body=%?([\w.\-]+)", ins.attrs)
+        trip = re.search(r'"known_trip_count":\{"n":"(\d+)"\}', ins.attrs)
+        return [(body.group(1), int(trip.group(1)) if trip else None)] if body else []
+    names = re.findall(
+        r"(?:calls|true_computation|false_computation)=%?([\w.\-]+)", ins.attrs
+    )
+    for group in re.findall(r"branch_computations=\{([^}]*)\}", ins.attrs):
+        names += [n.strip().lstrip("%") for n in group.split(",")]
+    return [(name, 1) for name in names]
+
+
+def _result_arrays(type_text: str, asynchronous: bool) -> list[tuple[int, int]]:
+    """(element count, item size) of each array a collective produces. A tuple result (psum of
+    several arrays, merged into one all-reduce) sends every member; an async ``-start`` op's
+    tuple holds its operand and result as well, so only the largest counts."""
+    arrays = [
+        (prod(int(d) for d in dims.split(",") if d), _ITEMSIZE[dt])
+        for dt, dims in _ARRAY_RE.findall(type_text)
+    ]
+    return [max(arrays, default=(0, 0))] if asynchronous else arrays
+
+
+def _group_size(attrs: str, partitions: int) -> int:
+    named = re.search(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}", attrs)
+    if named:  # the partitioner's form: mesh['x'=2,'y'=4] {'y'}
+        sizes = {k: int(v) for k, v in re.findall(r"'([^']+)'=(\d+)", named.group(1))}
+        return prod(sizes[name] for name in re.findall(r"'([^']+)'", named.group(2)))
+    iota = re.search(r"replica_groups=\[([\d,]+)\]<=", attrs)
+    if iota:
+        return int(iota.group(1).split(",")[-1])
+    groups = re.search(r"replica_groups=\{\{([\d,]*)\}", attrs)
+    if groups and groups.group(1):
+        return len(groups.group(1).split(","))
+    return partitions
+
+
+def _fraction_sent(op: str, attrs: str, partitions: int) -> float:
+    """Values one device sends per value of the op's result, under ring algorithms."""
+    if op == "collective-permute":
+        return 1.0
+    n = _group_size(attrs, partitions)
+    if op == "all-reduce":
+        return 2 * (n - 1) / n
+    if op == "reduce-scatter":
+        return float(n - 1)
+    return (n - 1) / n  # all-gather, all-to-all: the result holds all n pieces

@@ -1,0 +1,61 @@
+"""The contract between the grader and the sandbox: the plan the runner is handed and the results
+it hands back. Both sides import these names, so they cannot drift apart; the trusted reader
+(``trusted/results.py``) checks every field before anything reads it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+from .records import Signature
+
+RESULTS = "results.json"
+ARTIFACTS = "artifacts.npz"
+CELLS = "cells.json"
+PLAN = "plan.json"
+MAX_RESULTS_BYTES = 2 << 20
+MAX_ARTIFACTS_BYTES = 64 << 20
+VERSION = 1
+
+TestStatus = Literal["exported", "value", "missing", "error", "timeout"]
+TEST_STATUSES: frozenset[str] = frozenset({"exported", "value", "missing", "error", "timeout"})
+
+
+class Cell(TypedDict):
+    grade_id: str | None
+    source: str
+
+
+class PlannedCall(TypedDict):
+    """One call the runner makes: which function, on which signature, within how long."""
+
+    id: str
+    sig: Signature
+    index: int
+    timeout: float
+
+
+class Plan(TypedDict):
+    num_devices: int
+    tests: list[PlannedCall]
+
+
+class NotebookRun(TypedDict):
+    status: Literal["ok", "error"]
+    message: str
+
+
+class CallResult(TypedDict, total=False):
+    """What one call gave: an artifact's name, a plain value, or why there is neither."""
+
+    status: TestStatus
+    message: str
+    artifact: str  # "000": a member of artifacts.npz; the reader replaces it with a host path
+    result: dict[str, Any]  # plain-value kinds: {"value": ...} or {"raises": ..., "message": ...}
+    varying: list[str]  # axes an output varies along where the task asks for one value
+
+
+class Results(TypedDict):
+    version: int
+    notebook: NotebookRun
+    meshes: dict[str, Any]  # mesh string -> mesh signature (core.mesh.signature)
+    tests: dict[str, CallResult]

@@ -1,0 +1,118 @@
+"""Plain-data records that cross module and process boundaries: call signatures (what the
+sandbox is told; never values), measurements (what the trusted side found) and test results
+(what a student is told). JSON-shaped, so they travel as they are between processes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, TypedDict, Union
+
+from .pspec import SpecJSON
+
+
+class InputSig(TypedDict):
+    shape: list[int]  # global shape
+    dtype: str
+    spec: SpecJSON
+    draw: str  # how the trusted side draws its values (tasks.Generator)
+
+
+class ShardMapSig(TypedDict):
+    kind: Literal["shard_map"]
+    function: str
+    mesh: str
+    axis: str | None
+    inputs: list[InputSig]
+    out_spec: SpecJSON | None  # None: per-device results, stacked over every axis
+    kwargs: dict[str, Any]
+
+
+class PythonSig(TypedDict):
+    kind: Literal["python"]
+    function: str
+    args: list[Any]
+
+
+class LayoutSig(TypedDict):
+    """One multi-process run of a training assignment's functions."""
+
+    kind: Literal["training"]
+    function: str
+    assignment: str
+    processes: int
+    devices: int
+    num_steps: int
+    seed: int
+    timeout: float
+
+
+class StepSig(TypedDict):
+    """A training step, exported for one mesh."""
+
+    kind: Literal["train_step"]
+    function: str
+    assignment: str
+    mesh: str
+
+
+Signature = Union[ShardMapSig, PythonSig, LayoutSig, StepSig]
+
+
+class Verdict(TypedDict):
+    ok: bool
+    message: str
+
+
+def ok() -> Verdict:
+    return {"ok": True, "message": ""}
+
+
+def fail(message: str) -> Verdict:
+    return {"ok": False, "message": message}
+
+
+class Census(TypedDict, total=False):
+    """Collectives a compiled program runs, and what one device sends."""
+
+    counts: dict[str, int]
+    values_per_device: float | None
+    bytes_per_device: float | None
+    unbounded: list[str]
+    program_bytes: float | None  # at the program's own dtypes
+
+
+class Measurement(TypedDict, total=False):
+    """What the trusted side measured of one case. ``values`` is always there; the rest only
+    where the program ran and the kind measures it."""
+
+    values: Verdict
+    asked: dict[str, int]  # collectives the lowered program asks for (HLO spelling)
+    census: Census
+    out_spec: SpecJSON | None
+    reference_census: Census
+    figure: dict[str, Any]
+    # train_step
+    dropout_free: Verdict
+    devices: int
+    num_params: int
+    same_masks: list[int]
+
+
+Status = Literal["passed", "failed", "error", "timeout", "crashed", "invalid"]
+
+
+@dataclass
+class TestResult:
+    """One row of a student's results: one part of one graded function."""
+
+    name: str
+    grade_id: str
+    score: float
+    max_score: float
+    status: str  # passed | failed, or the whole notebook's status when it could not be graded
+    message: str
+    visibility: str  # visible | hidden
+    figure: dict[str, Any] | None = None  # a picture for the feedback; visible tests only
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,222 @@
+"""Declarative task specs: what each graded function is, how it is called, and how it is judged.
+
+A task names a student function and the cases it is tried on. The same spec drives the sandbox
+(which exports the function for each case's *signature*), the trusted evaluator (which makes the
+inputs from seeds and runs the artifacts) and the notebooks' self-checks.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Literal
+
+from . import pspec
+from .kinds import Kind
+from .mesh import MeshSpec
+
+# Collectives as students write them (jax.lax names) and as the compiled HLO spells them.
+COLLECTIVES: dict[str, str] = {
+    "ppermute": "collective-permute",
+    "psum": "all-reduce",
+    "all_gather": "all-gather",
+    "psum_scatter": "reduce-scatter",
+    "all_to_all": "all-to-all",
+}
+HLO_TO_JAX: dict[str, str] = {hlo: name for name, hlo in COLLECTIVES.items()}
+
+SpecEntry = None | str | tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where an array lives on the mesh, as a PartitionSpec template.
+
+    Template entries: ``None``; a literal axis name; ``"AXIS"`` (the case's axis); ``"OTHERS"``
+    (every other mesh axis); ``"ALL"`` (every mesh axis, in mesh order); or a tuple of these.
+    """
+
+    template: tuple[Any, ...]
+
+    def spec(self, mesh: MeshSpec, axis: str | None) -> tuple[SpecEntry, ...]:
+        return tuple(_resolve(entry, mesh, axis) for entry in self.template)
+
+    def global_shape(
+        self, local_shape: tuple[int, ...], mesh: MeshSpec, axis: str | None
+    ) -> tuple[int, ...]:
+        sizes = mesh.axis_sizes
+        spec = self.spec(mesh, axis)
+        out = list(local_shape)
+        for dim, entry in enumerate(spec):
+            for name in _names(entry):
+                out[dim] *= sizes[name]
+        return tuple(out)
+
+
+def _resolve(entry: Any, mesh: MeshSpec, axis: str | None) -> SpecEntry:
+    if isinstance(entry, tuple):
+        names = tuple(n for part in entry for n in _names(_resolve(part, mesh, axis)))
+        return names or None
+    if entry == "AXIS":
+        return axis
+    if entry == "ALL":
+        return tuple(mesh.names) or None
+    if entry == "OTHERS":
+        others = tuple(n for n in mesh.names if n != axis)
+        return others or None
+    return entry
+
+
+def _names(entry: SpecEntry) -> tuple[str, ...]:
+    if entry is None:
+        return ()
+    if isinstance(entry, str):
+        return (entry,)
+    return tuple(entry)
+
+
+STACKED = Layout(("ALL",))  # dim 0 split over every axis: each device holds its own block
+FEATURES = Layout(("OTHERS", "AXIS"))  # (batch, features): features over the case's axis
+REPLICATED = Layout(())  # the same value on every device
+
+Generator = Literal["normal", "small_int", "key"]
+
+
+@dataclass(frozen=True)
+class Input:
+    """One array argument: its layout and how its values are drawn."""
+
+    layout: Layout
+    draw: Generator = "normal"
+
+
+# Plain-Python tasks build no mesh: their cases need only arguments.
+NO_MESH = "1:_"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One signature a task is tried on. ``shapes`` are per-device (local) shapes; plain-Python
+    tasks give ``args`` only."""
+
+    mesh: str = NO_MESH
+    axis: str | None = None
+    shapes: tuple[tuple[int, ...], ...] = ()
+    dtype: str = "float32"
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    args: tuple[Any, ...] = ()  # plain-Python tasks: the call's arguments, JSON-able
+    hidden: bool = False
+
+    @property
+    def mesh_spec(self) -> MeshSpec:
+        return MeshSpec.parse(self.mesh)
+
+    def label(self) -> str:
+        if self.args:
+            return "(" + ", ".join(map(_show_arg, self.args)) + ")"
+        parts = [f"mesh {self.mesh}"]
+        if self.axis:
+            parts.append(f"axis {self.axis!r}")
+        parts.append(self.dtype)
+        parts.append(" ".join(str(tuple(s)) for s in self.shapes) + " per device")
+        parts += [f"{k}={v}" for k, v in self.kwargs]
+        return ", ".join(parts)
+
+
+def _show_arg(arg: Any) -> str:
+    if isinstance(arg, dict) and set(arg) == {"P"}:
+        return pspec.show(arg["P"])
+    if isinstance(arg, list):
+        return repr(tuple(arg))
+    return repr(arg)
+
+
+Tolerance = tuple[float, float]  # (rtol, atol)
+
+# Bytes per value of each case dtype, as the program holds it (a backend may widen it on the wire).
+DTYPE_BYTES: dict[str, int] = {"float32": 4, "bfloat16": 2, "int32": 4}
+
+
+@dataclass(frozen=True)
+class Training:
+    """What a training assignment gives its students (model, data, mesh), under the names the
+    harness and the verdicts use, so that neither knows any one assignment's names."""
+
+    data_mesh: Callable[[], Any]  # the mesh every layout trains on
+    local_batch: Callable[[int, int], Any]  # (step, seed) -> this process's rows of the batch
+    init_state: Callable[[int], Any]  # seed -> the training state, a pytree of host arrays
+    random_batch: Callable[[Any], dict[str, Any]]  # a NumPy Generator -> a global batch to judge a step on
+    batch_axis: str  # the mesh axis the batch is split over
+    # State leaves (by path) and the value that makes dropout play no part in a step.
+    quiet: dict[str, float] = field(default_factory=dict)
+    layout_functions: tuple[str, ...] = ("make_global_batch", "train")  # what a layout run calls
+    params_prefix: str = "params/"  # state leaves under it are the model's parameters
+
+
+@dataclass(frozen=True)
+class Task:
+    """A graded function: how it is called, which cases it meets, and what it may use."""
+
+    name: str
+    grade_id: str
+    kind: Kind
+    points: dict[str, float]  # parts: "values", "hidden values", "collectives", "communication"
+    cases: tuple[Case, ...]
+    inputs: tuple[Input, ...] = ()
+    out_layout: Layout | None = None  # None: per-device results, stacked over every axis
+    tolerance: dict[str, Tolerance] = field(default_factory=dict)
+    allowed: frozenset[str] | None = None  # jax collective names; None means any
+    required: frozenset[str] = frozenset()
+    comm_bound: Callable[[Case], float] | None = None  # theoretical minimum, values per device
+    # A closed form the traffic must equal, in bytes per device at the program's own dtypes; the
+    # reference's traffic on the same mesh is an upper bound too. Takes over from comm_bound.
+    comm_bytes: Callable[[Case], float] | None = None
+    # Exact number of times each jax collective must run, e.g. N - 1 ppermutes for a ring.
+    collective_counts: Callable[[Case], dict[str, int]] | None = None
+    oracle: Callable[..., Any] | None = None  # a public stand-in for the reference
+    training: Training | None = None  # training kinds: what the students are given
+
+    @property
+    def max_score(self) -> float:
+        return float(sum(self.points.values()))
+
+    def tolerance_for(self, dtype: str) -> Tolerance:
+        return self.tolerance.get(dtype, (0.0, 0.0))
+
+    def with_hidden(self, hidden: tuple[Case, ...]) -> "Task":
+        return replace(self, cases=self.cases + tuple(replace(c, hidden=True) for c in hidden))
+
+    def given(self) -> Training:
+        """The training setup; a training task without one is a mistake in its spec."""
+        if self.training is None:
+            raise TypeError(f"task {self.name} ({self.kind}) declares no training setup")
+        return self.training
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """An nbgrader assignment whose graded cells are ``tasks``."""
+
+    name: str
+    notebook: str
+    solutions: str  # module under the instructor's solutions/ with the references and hidden cases
+    tasks: tuple[Task, ...]
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.max_score for t in self.tasks)
+
+    def task(self, name: str) -> Task:
+        for task in self.tasks:
+            if task.name == name:
+                return task
+        raise KeyError(f"{self.name} has no task {name!r}")
+
+
+def case_id(task: Task, index: int) -> str:
+    return f"{task.name}/{index}"
+
+
+def case_seed(assignment: str, task: str, case: Case) -> int:
+    """A seed fixed by what the case is, so inputs never depend on run order."""
+    return zlib.crc32(f"{assignment}/{task}/{case!r}".encode())

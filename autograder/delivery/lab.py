@@ -1,0 +1,373 @@
+"""`jaxcourse lab`: the student's JupyterLab, in the course image, or from the local venv.
+
+With a Docker engine: build the image if missing, start it bound to 127.0.0.1 with the student's
+work directory mounted, print the URL with its token, stop and remove it on Ctrl-C. Without one:
+say so in one line and serve the same course (8 simulated devices, nbgrader's student extension,
+the same work directory, a token) from the local venv.
+
+Either way the work directory is filled by `seed`: lectures and released assignments are copied in
+on first start, and later starts or image upgrades never overwrite a file the student changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+
+from ..core.errors import JaxcourseError
+from ..grading import images
+
+if TYPE_CHECKING:
+    import docker
+    from docker.models.containers import Container
+
+WORK_IN_CONTAINER = "/home/jovyan/work"
+JOVYAN = (1000, 100)
+MANIFEST = Path(".jaxcourse") / "seeded.json"
+READY_TIMEOUT_S = 180.0
+
+Say = Callable[[str], None]
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+# ---- filling the work directory ----------------------------------------------------------------
+
+
+@dataclass
+class SeedReport:
+    copied: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        parts = [f"{len(self.copied)} copied"] if self.copied else []
+        if self.updated:
+            parts.append(f"{len(self.updated)} updated")
+        if self.kept:
+            parts.append(f"{len(self.kept)} kept as you changed them ({', '.join(self.kept[:5])}"
+                         + (", ..." if len(self.kept) > 5 else "") + ")")  # fmt: skip
+        return "jaxcourse: course files: " + ("; ".join(parts) if parts else "up to date")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def seed(work: Path, sources: Mapping[str, Path]) -> SeedReport:
+    """Copy every file of ``sources`` (destination prefix -> directory) into ``work``.
+
+    A file is written when it is missing (first start, a new file, or one the student deleted to get
+    a fresh copy) or when it is still exactly what an earlier seed wrote (an upgrade). A file the
+    student changed is never touched. ``work/.jaxcourse/seeded.json`` remembers what was written.
+    """
+    manifest_path = work / MANIFEST
+    try:
+        seeded: dict[str, str] = json.loads(manifest_path.read_text())
+    except (OSError, ValueError):
+        seeded = {}  # unknown history: any differing file counts as the student's
+    report = SeedReport()
+    for prefix, root in sources.items():
+        if not root.is_dir():
+            continue
+        for src in sorted(p for p in root.rglob("*") if p.is_file()):
+            rel = (Path(prefix) / src.relative_to(root)).as_posix()
+            dest, new = work / rel, _sha256(src)
+            if not dest.exists():
+                report.copied.append(rel)
+            elif (have := _sha256(dest)) == new:
+                seeded[rel] = new
+                continue
+            elif seeded.get(rel) == have:
+                report.updated.append(rel)
+            else:
+                report.kept.append(rel)
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(f".{dest.name}.jaxcourse-tmp")
+            shutil.copyfile(src, tmp)
+            os.replace(tmp, dest)
+            seeded[rel] = new
+    manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = manifest_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(seeded, indent=1, sort_keys=True))
+    os.replace(tmp, manifest_path)
+    return report
+
+
+# ---- the command -------------------------------------------------------------------------------
+
+
+def run(work: Path, variant: str = "cpu", port: int = 8888, local: bool = False) -> int:
+    """Serve until Ctrl-C; bad input or a failed start raises ``LabError`` (one line)."""
+    work = work.expanduser().resolve()
+    created = not work.exists()
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise LabError(f"cannot use {work} as the work directory: {err.strerror}") from None
+    token = secrets.token_hex(24)
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill` or a closed terminal: clean up as for Ctrl-C
+    signal.signal(signal.SIGHUP, _interrupt)
+    if local:
+        return serve_local(work, port, token)
+    try:
+        client = images.connect()
+    except images.EngineUnavailable as err:
+        _say(f"jaxcourse: {err}; serving the course from the local venv instead")
+        return serve_local(work, port, token)
+    return serve_docker(client, variant, work, port, token, created)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+class LabError(JaxcourseError):
+    """The lab did not come up; the message says why in one line."""
+
+
+def _url(port: int, token: str) -> str:
+    return f"http://127.0.0.1:{port}/lab?token={token}"
+
+
+# ---- in Docker ---------------------------------------------------------------------------------
+
+
+def container_options(variant: str, work: Path, port: int, token: str) -> dict:
+    """docker-py ``containers.run`` options for a variant: GPUs for cuda, TPU VM flags for tpu."""
+    import docker
+
+    uid = os.getuid()
+    options: dict = {
+        "image": images.tag(variant),
+        "detach": True,
+        "name": f"jaxcourse-lab-{port}",
+        "environment": {"JUPYTER_TOKEN": token},
+        "volumes": {str(work): {"bind": WORK_IN_CONTAINER, "mode": "rw"}},
+        # The student's uid, so the files on the host stay theirs; jovyan when the host user is root.
+        "user": f"{JOVYAN[0]}:{JOVYAN[1]}" if uid == 0 else f"{uid}:{os.getgid()}",
+        "labels": {"org.jaxcourse.lab": variant},
+    }
+    if variant == "tpu":
+        # Google's TPU VM recipe: the TPU chips and their runtime need the host's devices and network.
+        options |= {"privileged": True, "network_mode": "host",
+                    "command": ["jupyter", "lab", "--ip=127.0.0.1", "--no-browser"]}  # fmt: skip
+        options["environment"]["JUPYTER_PORT"] = str(port)
+    else:
+        options["ports"] = {"8888/tcp": ("127.0.0.1", port)}
+    if variant == "cuda":
+        options["device_requests"] = [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
+    return options
+
+
+def start_container(client: "docker.DockerClient", options: dict, say: Say = _say) -> "Container":
+    """Start the lab container; a cuda start without a GPU runtime goes on without GPUs, and says so."""
+    from docker.errors import APIError, NotFound
+
+    try:
+        old = client.containers.get(options["name"])
+    except NotFound:
+        old = None
+    if old is not None:
+        if old.status == "running":
+            port = options["name"].rsplit("-", 1)[-1]
+            raise LabError(f"a lab already runs on port {port} (container {old.name}): "
+                           f"stop it with `docker stop {old.name}` or use --port")  # fmt: skip
+        old.remove(force=True)
+    try:
+        return client.containers.run(**options)
+    except APIError as err:
+        text = str(err.explanation or err)
+        if "device_requests" in options and ("gpu" in text.lower() or "device driver" in text):
+            say("jaxcourse: Docker has no GPU runtime here (NVIDIA container toolkit); starting without GPUs")
+            _remove_quietly(client, options["name"])
+            return client.containers.run(**{k: v for k, v in options.items() if k != "device_requests"})
+        if "port is already allocated" in text or "address already in use" in text:
+            _remove_quietly(client, options["name"])
+            raise LabError(f"port {options['name'].rsplit('-', 1)[-1]} is in use: pick another with --port") from None
+        raise LabError(f"cannot start the lab container: {text.splitlines()[0]}") from None
+
+
+def _remove_quietly(client: "docker.DockerClient", name: str) -> None:
+    from docker.errors import NotFound
+
+    try:
+        client.containers.get(name).remove(force=True)
+    except NotFound:
+        pass
+
+
+def wait_healthy(container: "Container", timeout: float = READY_TIMEOUT_S) -> float:
+    """Seconds until Docker's HEALTHCHECK passes; LabError with the log tail if the container dies."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        container.reload()
+        state = container.attrs["State"]
+        if state.get("Health", {}).get("Status") == "healthy":
+            return time.monotonic() - start
+        if state["Status"] in ("exited", "dead"):
+            tail = container.logs(tail=15).decode(errors="replace").strip()
+            last = tail.splitlines()[-1] if tail else "no log"
+            raise LabError(f"the lab container exited with status {state['ExitCode']}: {last}")
+        time.sleep(0.2)
+    raise LabError(f"the lab container was not healthy after {timeout:.0f} s; see `docker logs {container.name}`")
+
+
+def serve_docker(client: "docker.DockerClient", variant: str, work: Path, port: int, token: str,
+                 created: bool) -> int:  # fmt: skip
+    images.ensure(variant, client, _say)
+    if os.getuid() == 0 and created:
+        os.chown(work, *JOVYAN)  # a root host user: the container's jovyan must write here
+    container = start_container(client, container_options(variant, work, port, token))
+    ready = False
+    try:
+        wait_healthy(container)
+        ready = True
+        _say(f"jaxcourse: JupyterLab ({variant} image) is ready; your work is in {work}")
+        _say(f"    {_url(port, token)}")
+        _say("jaxcourse: Ctrl-C stops it")
+        return _follow(container)
+    except KeyboardInterrupt:
+        _say("\njaxcourse: stopping the lab")
+        return 0
+    finally:
+        try:
+            container.stop(timeout=10)
+        finally:
+            container.remove(force=True)
+        if ready:
+            _say(f"jaxcourse: lab stopped; your work stays in {work}")
+
+
+def _follow(container: "Container") -> int:
+    """Echo the container's own messages (platform, course files) and errors until it ends."""
+    pending = b""
+    for chunk in container.logs(stream=True, follow=True):
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for raw in lines:
+            line = raw.decode(errors="replace")
+            if line.startswith("jaxcourse:") or line.startswith("[E "):
+                _say(line)
+    return int(container.wait().get("StatusCode", 0))
+
+
+# ---- without Docker ----------------------------------------------------------------------------
+
+
+def local_env(work: Path, token: str, repo: Path) -> dict[str, str]:
+    """The image's environment, recreated for a local jupyter process."""
+    devices = os.environ.get("JAXCOURSE_NUM_DEVICES", "8")
+    ours = str(repo / "docker" / "jupyter")
+    config_path = os.pathsep.join(filter(None, [ours, os.environ.get("JUPYTER_CONFIG_PATH")]))
+    return os.environ | {
+        "JAXCOURSE_VARIANT": "cpu",
+        "JAXCOURSE_NUM_DEVICES": devices,
+        "JAX_NUM_CPU_DEVICES": devices,
+        "JAXCOURSE_EXCHANGE": str(work / ".jaxcourse" / "exchange"),
+        "JAXCOURSE_COURSE_ID": images.COURSE_ID,
+        "JAXCOURSE_WORK": str(work),
+        "JUPYTER_CONFIG_PATH": config_path,
+        "JUPYTER_TOKEN": token,
+    }
+
+
+def prepare_local(work: Path, repo: Path) -> SeedReport:
+    """Fill the work dir and a private nbgrader exchange, as the image has them."""
+    sources = images.Sources.of(repo)
+    exchange = work / ".jaxcourse" / "exchange"
+    outbound = exchange / images.COURSE_ID / "outbound"
+    if sources.release.is_dir():
+        shutil.rmtree(outbound, ignore_errors=True)
+        shutil.copytree(sources.release, outbound)
+    (exchange / images.COURSE_ID / "inbound").mkdir(parents=True, exist_ok=True)
+    return seed(work, {"": sources.release, "lectures": sources.course})
+
+
+def serve_local(work: Path, port: int, token: str) -> int:
+    repo = images.find_repo()
+    if not images.Sources.of(repo).release.is_dir():
+        _say("jaxcourse: no assignments/release/ in this checkout (`jaxcourse release` makes it): lectures only")
+    report = prepare_local(work, repo)
+    _say(report.summary())
+    log_path = work / ".jaxcourse" / "lab.log"
+    argv = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+            "--ServerApp.port_retries=0", f"--ServerApp.root_dir={work}"]  # fmt: skip
+    if os.geteuid() == 0:
+        argv.append("--allow-root")  # CI machines and containers; the token still guards it
+    with open(log_path, "wb") as log:
+        # Its own session: the terminal's Ctrl-C reaches us alone, and we stop Jupyter without its prompt.
+        proc = subprocess.Popen(argv, env=local_env(work, token, repo), cwd=work, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    ready = False
+    try:
+        _wait_local(proc, port, log_path)
+        ready = True
+        _say(f"jaxcourse: JupyterLab (local venv, {local_env(work, token, repo)['JAX_NUM_CPU_DEVICES']} "
+             f"simulated CPU devices) is ready; your work is in {work}")  # fmt: skip
+        _say(f"    {_url(port, token)}")
+        _say(f"jaxcourse: Ctrl-C stops it; its log is {log_path}")
+        return proc.wait()
+    except KeyboardInterrupt:
+        _say("\njaxcourse: stopping the lab")
+        return 0
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if ready:
+            _say(f"jaxcourse: lab stopped; your work stays in {work}")
+
+
+def _wait_local(proc: subprocess.Popen, port: int, log_path: Path) -> None:
+    start = time.monotonic()
+    while time.monotonic() - start < READY_TIMEOUT_S:
+        if proc.poll() is not None:
+            last = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no log"]
+            raise LabError(f"JupyterLab exited with status {proc.returncode}: {last[0]} (log: {log_path})")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise LabError(f"JupyterLab did not answer on port {port} within {READY_TIMEOUT_S:.0f} s (log: {log_path})")
+
+
+# ---- python -m autograder.lab seed SRC WORK: the image's entrypoint -----------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Fill WORK from SRC at container start; `jaxcourse lab` itself lives in the jaxcourse command."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m autograder.delivery.lab")
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("seed", help="fill WORK from SRC without overwriting the student's changes")
+    s.add_argument("src", type=Path)
+    s.add_argument("work", type=Path)
+    args = parser.parse_args(argv)
+    report = seed(args.work, {"": args.src})
+    if report.copied or report.updated or report.kept:
+        _say(report.summary())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

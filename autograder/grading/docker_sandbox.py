@@ -1,0 +1,199 @@
+"""The sandbox for strangers' code: one fresh container per submission, from the course's own
+image (the environment the students used), locked down as DESIGN.md's sandbox defaults say.
+
+No network, memory with swap equal to it, a CPU quota, a pids limit, a read-only root with tmpfs
+for /tmp and home, every capability dropped, no new privileges, uid 1000, an init process, the job
+mounted read-only and a fresh results directory. Two watchdogs: ``timeout`` inside the container
+(it ends even if the grader is killed) and the grader's own wait, which kills the container.
+
+The container imports the grader's own copy of the package's untrusted side (``core``, ``specs``,
+``harness``, ``untrusted``), mounted read-only over the image's installed package: the runner is
+the same code as the grader's reader, and the code that decides scores is not in the container.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+import time
+import weakref
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.protocol import MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES
+from .limits import Limits
+from .package import stage_untrusted_side
+from .sandbox import LOG_TAIL_BYTES, Outcome, exit_reason, runner_argv
+
+if TYPE_CHECKING:
+    import docker
+
+# Where the image installs the package (docker/Dockerfile: a venv of Python 3.11 in /opt/venv).
+IMAGE_PACKAGE = "/opt/venv/lib/python3.11/site-packages/autograder"
+GRADER_PACKAGE = "/opt/grader/autograder"
+LABEL = "jaxcourse.sandbox"  # value: "<host>:<grader pid>", so a later run can clear what a killed one left
+HOME = "/home/jovyan"
+GRACE = 5.0  # seconds the inside watchdog waits beyond the grader's, so the grader's fires first
+LOG_BYTES = "1m"  # Docker keeps at most this much of a container's output
+POLL = 0.25  # seconds between the watchdog's looks at the container
+KILL_TRIES = 10
+MAX_OUT_BYTES = MAX_RESULTS_BYTES + MAX_ARTIFACTS_BYTES  # more is refused anyway; stop it early
+
+
+class DockerSandbox:
+    """Runs the runner in a container of ``image`` under ``limits``."""
+
+    name = "docker"
+    isolates = True
+
+    def __init__(self, image: str, limits: Limits, client: "docker.DockerClient | None" = None) -> None:
+        from .images import connect
+
+        self.image, self.limits = image, limits
+        self.client = client or connect()
+        self.owner = f"{socket.gethostname()}:{os.getpid()}"
+        staging = tempfile.mkdtemp(prefix="jaxcourse-sandbox-code-")
+        weakref.finalize(self, shutil.rmtree, staging, True)
+        self.package = stage_untrusted_side(Path(staging))
+        _open_for_container(self.package)
+        remove_orphans(self.client)
+
+    def run(self, job: Path, out: Path, timeout: float) -> Outcome:
+        import requests.exceptions
+
+        _open_for_container(job)
+        out.chmod(0o777)
+        container = self.client.containers.run(self.image, detach=True, **self._settings(job, out, timeout))
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    code = container.wait(timeout=POLL)["StatusCode"]
+                    break
+                except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                    pass
+                if time.monotonic() > deadline:
+                    _kill(container)
+                    return Outcome("timeout", None, _logs(container))
+                if _written(out) > MAX_OUT_BYTES:
+                    _kill(container)
+                    reason = f"wrote more than {MAX_OUT_BYTES >> 20} MB into its results directory"
+                    return Outcome("invalid", None, _logs(container), reason)
+            container.reload()
+            if container.attrs["State"].get("OOMKilled"):
+                reason = f"ran out of memory (the limit is {self.limits.memory})"
+                return Outcome("crashed", code, _logs(container), reason)
+            return Outcome("ok" if code == 0 else "crashed", code, _logs(container), exit_reason(code))
+        finally:
+            _remove(container)
+
+    def _settings(self, job: Path, out: Path, timeout: float) -> dict:
+        from docker.types import LogConfig
+
+        limits = self.limits
+        watchdog = ["timeout", "--signal=KILL", f"{timeout + GRACE:g}"]
+        return {
+            "entrypoint": watchdog + runner_argv("python", "/job", "/out"),
+            "command": [],
+            "user": "1000:100",
+            "working_dir": HOME,
+            "environment": {
+                "HOME": HOME, "JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg", "PYTHONPATH": "/opt/grader",
+                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONSAFEPATH": "1",
+            },  # fmt: skip
+            # The grader's own untrusted side, read-only, in place of the image's whole package.
+            "volumes": [f"{job}:/job:ro", f"{out}:/out:rw", f"{self.package}:{GRADER_PACKAGE}:ro",
+                        f"{self.package}:{IMAGE_PACKAGE}:ro"],  # fmt: skip
+            "network_mode": "none",
+            "mem_limit": limits.memory,
+            "memswap_limit": limits.memory,
+            "nano_cpus": int(limits.cpus * 1e9),
+            "pids_limit": limits.pids,
+            "read_only": True,
+            "tmpfs": {"/tmp": f"size={limits.tmpfs},mode=1777",
+                      HOME: f"size={limits.tmpfs},mode=0700,uid=1000,gid=100"},  # fmt: skip
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "init": True,
+            "labels": {LABEL: self.owner},
+            "log_config": LogConfig(type="json-file", config={"max-size": LOG_BYTES, "max-file": "1"}),
+        }
+
+
+def _kill(container: "docker.models.containers.Container") -> None:
+    """SIGKILL, and wait for it: an engine busy tearing down a thousand forked processes may
+    answer that it got no exit event yet."""
+    import docker.errors
+
+    for _ in range(KILL_TRIES):
+        try:
+            container.kill()
+            return
+        except docker.errors.NotFound:
+            return
+        except docker.errors.APIError:
+            time.sleep(1.0)
+            container.reload()
+            if container.status != "running":
+                return
+
+
+def _remove(container: "docker.models.containers.Container") -> None:
+    import docker.errors
+
+    for _ in range(KILL_TRIES):
+        try:
+            container.remove(force=True)
+            return
+        except docker.errors.NotFound:
+            return
+        except docker.errors.APIError:
+            time.sleep(1.0)  # still being killed; the next grading run clears what is left
+
+
+def _written(out: Path) -> int:
+    """Bytes under ``out``: the one host directory the container can fill."""
+    total = 0
+    for root, _, files in os.walk(out):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass  # removed while we looked
+    return total
+
+
+def _open_for_container(folder: Path) -> None:
+    """uid 1000 inside must read what is mounted for it, whoever runs the grader."""
+    folder.chmod(0o755)
+    for path in folder.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+def _logs(container: "docker.models.containers.Container") -> str:
+    data = container.logs(stdout=True, stderr=True, tail=200)
+    return data[-LOG_TAIL_BYTES:].decode("utf-8", "replace")
+
+
+def remove_orphans(client: "docker.DockerClient") -> int:
+    """Remove sandbox containers whose grader on this host is gone (killed mid-class)."""
+    host = socket.gethostname()
+    removed = 0
+    for container in client.containers.list(all=True, filters={"label": LABEL}):
+        owner_host, _, pid = container.labels.get(LABEL, "").rpartition(":")
+        if owner_host == host and pid.isdigit() and not _alive(int(pid)):
+            _remove(container)
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

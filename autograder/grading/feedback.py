@@ -1,0 +1,91 @@
+"""Per-student feedback in Markdown and HTML: what passed, what failed, and what to look at,
+with a picture where one helps (where an output's blocks live; bytes moved against the minimum).
+
+Hidden tests appear by name and verdict only: neither their source nor their cases (meshes,
+shapes, dtypes) leave the instructor.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.files import write_atomic
+from .figures import svg
+
+if TYPE_CHECKING:
+    from ..core.records import TestResult
+    from .report import Report
+
+_STATUS_NOTE = {
+    "graded": "",
+    "error": "Your notebook raised an error before any function could be graded.",
+    "timeout": "Your notebook did not finish in time; look for loops that never end.",
+    "crashed": "Your notebook's process died before it could be graded.",
+    "invalid": "Your notebook could not be read.",
+}
+
+
+def markdown(report: "Report") -> str:
+    lines = [
+        f"# {report.assignment}: feedback for {report.student}",
+        "",
+        f"**Score: {report.score:g} / {report.max_score:g}**",
+    ]
+    if report.status != "graded":
+        lines += ["", f"{_STATUS_NOTE.get(report.status, '')} {report.message}".strip()]
+    lines += ["", "| test | points | status | what to look at |", "| --- | --- | --- | --- |"]
+    for t in report.tests:
+        message = _message(t).replace("|", "\\|").replace("\n", " ")
+        name = t.name + (" (hidden)" if t.visibility == "hidden" else "")
+        lines.append(f"| {name} | {t.score:g}/{t.max_score:g} | {t.status} | {message} |")
+    return "\n".join(lines) + "\n"
+
+
+def to_html(report: "Report") -> str:
+    rows = "\n".join(
+        f"<tr class='{t.status}'><td>{html.escape(t.name)}"
+        f"{' <em>(hidden)</em>' if t.visibility == 'hidden' else ''}</td>"
+        f"<td>{t.score:g}/{t.max_score:g}</td><td>{t.status}</td><td>{html.escape(_message(t))}"
+        f"{_picture(t)}</td></tr>"
+        for t in report.tests
+    )
+    note = ""
+    if report.status != "graded":
+        note = f"<p class='status'>{html.escape(_STATUS_NOTE.get(report.status, ''))} {html.escape(report.message)}</p>"
+    title = html.escape(f"{report.assignment}: feedback for {report.student}")
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
+td, th {{ border: 1px solid #ccc; padding: .3em .6em; text-align: left; vertical-align: top; }}
+tr.passed td:nth-child(3) {{ color: #1a7f37; }} tr.failed td:nth-child(3), tr.error td:nth-child(3) {{ color: #cf222e; }}
+</style></head><body>
+<h1>{title}</h1>
+<p><strong>Score: {report.score:g} / {report.max_score:g}</strong></p>
+{note}
+<table><thead><tr><th>test</th><th>points</th><th>status</th><th>what to look at</th></tr></thead>
+<tbody>
+{rows}
+</tbody></table></body></html>
+"""
+
+
+def _message(test: "TestResult") -> str:
+    """A hidden test says only whether it passed: its message would describe its cases."""
+    if test.visibility == "hidden":
+        return "" if test.status == "passed" else "a hidden case fails; check your function on other meshes, axes and dtypes"
+    return test.message
+
+
+def _picture(test: "TestResult") -> str:
+    if test.visibility == "hidden" or not test.figure:
+        return ""
+    return f"<div class='figure'>{svg(test.figure)}</div>"
+
+
+def write(directory: Path, report: "Report") -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    write_atomic(directory / "feedback.md", markdown(report))
+    write_atomic(directory / "feedback.html", to_html(report))

@@ -1,0 +1,261 @@
+"""Grade one submission: the sandbox runs and exports, the trusted worker measures, the kind's
+verdict scores.
+
+One ``Grader`` per assignment holds what every submission shares (tasks, planned tests,
+cached reference results); ``Grader.grade`` handles one notebook and never raises for a
+student's fault: whatever goes wrong becomes a status and a message on that student's report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import specs
+from ..core.course import Course
+from ..core.files import write_atomic
+from ..core.mesh import MeshSpec, default_device_count
+from ..core.protocol import CELLS, PLAN, Cell, Plan, Results
+from ..core.records import Measurement, Signature, TestResult
+from ..core.tasks import Assignment, Case, Task, case_id, case_seed
+from ..harness.kinds import signature
+from ..trusted import results as protocol
+from ..trusted.jobs import Evaluation
+from ..trusted.kinds import score_task
+from ..trusted.worker import MESH_MISMATCH_EXIT
+from . import references
+from .references import WORKER
+from . import submissions as nbio
+from .package import code_text
+from .report import Report
+from .sandbox import Outcome, ProcessSandbox, Sandbox, clean_env, run_process
+
+DEFAULT_TIMEOUT = 300.0  # seconds for one submission's cells and exports
+DEFAULT_TEST_TIMEOUT = 60.0  # seconds for one export in the sandbox, or one run when measured
+EVALUATOR_STARTUP = 60.0  # seconds the trusted worker may take to start before its first test
+
+
+@dataclass(frozen=True)
+class PlannedTest:
+    id: str
+    task: Task
+    case: Case
+    sig: Signature
+    seed: int
+
+
+class Grader:
+    """Everything one assignment's submissions share. The reference results are computed on
+first use (the first ``grade``), not when the grader is made."""
+
+    def __init__(
+        self,
+        assignment: Assignment,
+        course: Course | None,
+        cache: Path,
+        timeout: float = DEFAULT_TIMEOUT,
+        test_timeout: float = DEFAULT_TEST_TIMEOUT,
+        startup: float = EVALUATOR_STARTUP,
+        sandbox: Sandbox | None = None,
+    ) -> None:
+        self.assignment = assignment
+        self.with_solutions = course is not None and course.has_solutions(assignment)
+        if course is not None and self.with_solutions:
+            provider = references.Provider.solutions(course.root, assignment.solutions)
+            tasks = tuple(t.with_hidden(course.hidden_cases(assignment, t.name)) for t in assignment.tasks)
+        else:
+            provider = references.Provider.oracle(assignment.name)
+            tasks = assignment.tasks
+        self.tasks = tasks
+        self.tests = [
+            PlannedTest(case_id(t, i), t, c, signature(t, c, assignment.name), case_seed(assignment.name, t.name, c))
+            for t in tasks
+            for i, c in enumerate(t.cases)
+        ]
+        self.num_devices = max(
+            [default_device_count()] + [MeshSpec.parse(p.case.mesh).size for p in self.tests]
+        )
+        self.timeout, self.test_timeout, self.startup = timeout, test_timeout, startup
+        self.source = self._source(course)
+        self.provider, self.cache = provider, cache
+        self._references: dict[str, str] | None = None
+        plain = [{"id": p.id, "sig": p.sig, "seed": p.seed} for p in self.tests]
+        # A report stays valid while the notebook, the reference, the cases and the package's
+        # own code are all unchanged.
+        self.fingerprint_base = provider.source_text + json.dumps(plain, sort_keys=True) + code_text()
+        self.sandbox = sandbox or ProcessSandbox()
+        # Compiled programs, reused when two submissions export the same program; written and
+        # read by the trusted worker only.
+        self.compile_cache = cache / "xla"
+
+    @property
+    def references(self) -> dict[str, str]:
+        """Each test's reference record (a path prefix), computed once, when first needed."""
+        if self._references is None:
+            jobs = [{"id": p.id, "sig": p.sig, "seed": p.seed} for p in self.tests]
+            self._references = references.ensure(self.provider, jobs, self.cache, self.num_devices, self.timeout)
+        return self._references
+
+    def _source(self, course: Course | None) -> Any:
+        if course is None:
+            return None
+        path = course.nbgrader_root / "source" / self.assignment.name / self.assignment.notebook
+        return nbio.read(path) if path.is_file() else None
+
+    def fingerprint(self, notebook: Path) -> str:
+        digest = hashlib.sha256(self.fingerprint_base.encode())
+        digest.update(notebook.read_bytes() if notebook.is_file() else b"missing")
+        return digest.hexdigest()
+
+    # ------------------------------------------------------------------ one submission
+
+    def grade(self, student: str, notebook: Path) -> Report:
+        fingerprint = self.fingerprint(notebook)
+        try:
+            nb = nbio.read(notebook)
+            named = nbio.assignment_of(nb)
+            if named is not None and named != self.assignment.name:
+                raise nbio.NotebookError(f"{notebook.name} is for {named}, not {self.assignment.name}")
+        except nbio.NotebookError as err:
+            return self._zero(student, "invalid", str(err), fingerprint)
+        with tempfile.TemporaryDirectory(prefix=f"jaxcourse-{student}-") as tmp:
+            report = self._grade_cells(student, nbio.code_cells(nb, self.source), Path(tmp))
+        report.fingerprint = fingerprint
+        return report
+
+    def prepare(self, cells: list[Cell], work: Path) -> tuple[Path, Path, Path]:
+        """The sandbox's job folder (cells and plan), its empty results folder, and the grader's
+        own folder for the artifacts taken out of the results."""
+        job, out, artifacts = work / "job", work / "out", work / "artifacts"
+        for folder in (job, out, artifacts):
+            folder.mkdir()
+        (job / CELLS).write_text(json.dumps(cells))
+        plan: Plan = {
+            "num_devices": self.num_devices,
+            "tests": [{"id": p.id, "sig": p.sig, "index": i, "timeout": self.test_timeout} for i, p in enumerate(self.tests)],
+        }
+        (job / PLAN).write_text(json.dumps(plan))
+        return job, out, artifacts
+
+    def _grade_cells(self, student: str, cells: list[Cell], work: Path) -> Report:
+        job, out, artifacts = self.prepare(cells, work)
+        outcome = self.sandbox.run(job, out, self.timeout)
+        if outcome.status == "timeout":
+            return self._zero(student, "timeout", f"the notebook did not finish within {self.timeout:g} s")
+        if outcome.status == "invalid":
+            return self._zero(student, "invalid", f"invalid results: the notebook's process {outcome.reason}")
+        try:
+            results = protocol.read_results(out, {p.id for p in self.tests}, artifacts)
+        except protocol.NoResults:
+            return self._zero(student, "crashed", _crash_message(outcome))
+        except protocol.ResultsError as err:
+            return self._zero(student, "invalid", f"invalid results: {err}")
+        if results["notebook"]["status"] == "error":
+            return self._zero(student, "error", results["notebook"]["message"])
+        measured = self._evaluate(results, work)
+        if isinstance(measured, str):
+            return self._zero(student, "error", measured)
+        tests = [
+            r
+            for task in self.tasks
+            for r in score_task(task, [(p.case, measured[p.id]) for p in self.tests if p.task is task])
+        ]
+        return Report(student, self.assignment.name, "graded", "", tests)
+
+    def _zero(self, student: str, status: str, message: str, fingerprint: str = "") -> Report:
+        tests = [
+            TestResult(f"{t.name}: {part}", t.grade_id, 0.0, points, status, message,
+                       "hidden" if part == "hidden values" else "visible")
+            for t in self.tasks
+            for part, points in t.points.items()
+            if part != "hidden values" or any(c.hidden for c in t.cases)
+        ]  # fmt: skip
+        return Report(student, self.assignment.name, status, message, tests, fingerprint)
+
+    # ------------------------------------------------------------------ trusted measurement
+
+    def _evaluate(self, results: Results, work: Path) -> dict[str, Measurement] | str:
+        """Measurements per test id, or the reason the whole evaluation failed."""
+        pending = [self._eval_entry(p, results["tests"].get(p.id)) for p in self.tests]
+        progress = work / "evaluation.jsonl"
+        done: dict[str, Measurement] = {}
+        while pending:
+            job = {"mode": "submission", "num_devices": self.num_devices, "meshes": results["meshes"],
+                   "progress": str(progress), "compile_cache": str(self.compile_cache), "tests": pending}  # fmt: skip
+            write_atomic(work / "job.json", json.dumps(job))
+            limit = self.startup + self.test_timeout * len(pending)
+            argv = [sys.executable, "-m", WORKER, str(work / "job.json")]
+            # A test that makes no progress for test_timeout (plus start-up, for the first) is stuck.
+            outcome = run_process(argv, work, clean_env(work), limit, work / "evaluate.log",
+                                  progress, self.test_timeout, self.startup)  # fmt: skip
+            if outcome.returncode == MESH_MISMATCH_EXIT:
+                return _last_line(outcome.log_tail)
+            done.update(_read_progress(progress))
+            pending = [t for t in pending if t["id"] not in done]
+            if pending and outcome.status != "ok":
+                # The first unmeasured test is the one that hung or crashed the worker: blame it.
+                stuck = pending.pop(0)
+                why = "did not finish" if outcome.status == "timeout" else "crashed the grader's worker"
+                done[stuck["id"]] = {"values": {"ok": False, "message": f"the exported program {why}"}}
+            elif pending:
+                return "the grader's worker stopped early: " + _last_line(outcome.log_tail)
+        return done
+
+    def _eval_entry(self, planned: PlannedTest, result: Any) -> Evaluation:
+        entry: Evaluation = {"id": planned.id, "sig": planned.sig, "seed": planned.seed,
+                 "reference": self.references[planned.id],
+                 "tolerance": list(planned.task.tolerance_for(planned.case.dtype))}  # fmt: skip
+        if result is None:
+            entry["failure"] = "the runner produced no result for this case"
+        elif result["status"] == "exported":
+            entry["artifact"] = result["artifact"]
+        elif result["status"] == "value":
+            entry["result"] = result["result"]
+        else:
+            entry["failure"] = result.get("message") or result["status"]
+            entry["varying"] = result.get("varying", [])
+        return entry
+
+
+def _read_progress(path: Path) -> dict[str, Measurement]:
+    if not path.is_file():
+        return {}
+    done = {}
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a killed worker
+        if "id" in record:
+            done[record.pop("id")] = record
+    return done
+
+
+def _crash_message(outcome: Outcome) -> str:
+    """Why the notebook's process left no results, in words, with its last line of output."""
+    why = outcome.reason or "stopped"
+    if outcome.status == "ok":
+        why = "exited before writing its results"
+    last = _last_line(outcome.log_tail)
+    return f"the notebook's process {why}" + (f"; its last output: {last[:300]}" if last != "no output" else "")
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "no output"
+
+
+def grader_for(
+    assignment: str, course: Course | None, cache: Path | None = None, **options: Any
+) -> Grader:
+    """A ``Grader``, with its reference cache under the course (or a temporary directory)."""
+    spec = specs.get(assignment)
+    if cache is None:
+        base = course.nbgrader_root if course else Path(tempfile.gettempdir())
+        cache = base / ".jaxcourse" / "reference" / spec.name
+    return Grader(spec, course, cache, **options)

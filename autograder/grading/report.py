@@ -1,0 +1,40 @@
+"""One student's grading outcome, as results.json stores it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.records import TestResult
+
+
+@dataclass
+class Report:
+    """``status``: graded, error, timeout, crashed or invalid; the tests carry the points."""
+
+    student: str
+    assignment: str
+    status: str
+    message: str
+    tests: list[TestResult] = field(default_factory=list)
+    fingerprint: str = ""
+
+    @property
+    def score(self) -> float:
+        return round(sum(t.score for t in self.tests), 6)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(t.max_score for t in self.tests), 6)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "student": self.student, "assignment": self.assignment, "status": self.status,
+            "message": self.message, "score": self.score, "max_score": self.max_score,
+            "fingerprint": self.fingerprint, "tests": [t.to_json() for t in self.tests],
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Report":
+        tests = [TestResult(**t) for t in data["tests"]]
+        return cls(data["student"], data["assignment"], data["status"], data["message"], tests, data["fingerprint"])

@@ -1,0 +1,128 @@
+"""Where untrusted code runs, and how a run ended.
+
+A sandbox runs the runner (``python -m autograder.untrusted.runner JOB/cells.json JOB/plan.json OUT``) on a
+job directory it may only read and a fresh results directory it may write, under a time limit.
+``ProcessSandbox`` is a separate local process with its own session and a clean environment: it
+keeps a hung notebook from hanging the grader, and isolates nothing else. ``DockerSandbox``
+(``docker_sandbox.py``) is the one for strangers' code.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, Sequence
+
+from ..core.protocol import CELLS, PLAN
+
+LOG_TAIL_BYTES = 2000
+RUNNER = "autograder.untrusted.runner"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a process ended: ``ok``, ``timeout``, ``crashed`` or ``invalid`` (stopped for what it
+    wrote), with the tail of its output and, for the last two, why in words."""
+
+    status: str
+    returncode: int | None
+    log_tail: str
+    reason: str = ""
+
+
+class Sandbox(Protocol):
+    name: str
+    isolates: bool  # whether the code inside is kept from the network, the files and the machine
+
+    def run(self, job: Path, out: Path, timeout: float) -> Outcome: ...
+
+
+def exit_reason(code: int | None) -> str:
+    """An exit status in words: ``-11`` or ``139`` (a shell's 128 + 11) is a segmentation fault."""
+    if code is None or code == 0:
+        return "" if code == 0 else "was stopped"
+    number = -code if code < 0 else code - 128 if code > 128 else 0
+    if number:
+        try:
+            return f"was killed by signal {number} ({signal.Signals(number).name})"
+        except ValueError:
+            return f"was killed by signal {number}"
+    return f"exited with status {code}"
+
+
+def clean_env(home: Path) -> dict[str, str]:
+    """Only what Python and JAX need: no tokens, no paths into the course, CPU devices only."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "JAX_PLATFORMS": "cpu",
+        "MPLBACKEND": "Agg",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONSAFEPATH": "1",
+    }
+
+
+def run_process(
+    argv: Sequence[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    log: Path,
+    progress: Path | None = None,
+    stall: float | None = None,
+    grace: float = 0.0,
+) -> Outcome:
+    """Run ``argv`` in a new session and kill its whole process group past ``timeout``, or when
+    ``progress`` (a file the process appends to) has not grown for ``stall`` seconds (plus
+    ``grace`` for start-up, before it first grows)."""
+    start = time.monotonic()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        size = progress.stat().st_size if progress is not None and progress.exists() else 0
+        moved = start + grace
+        while proc.poll() is None:
+            now = time.monotonic()
+            if progress is not None and progress.exists() and progress.stat().st_size != size:
+                size, moved = progress.stat().st_size, now
+            if now - start > timeout or (stall is not None and now - moved > stall):
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return Outcome("timeout", None, _tail(log))
+            time.sleep(0.05)
+    code = proc.returncode
+    return Outcome("ok" if code == 0 else "crashed", code, _tail(log), exit_reason(code))
+
+
+def _tail(log: Path) -> str:
+    with open(log, "rb") as f:
+        f.seek(max(0, log.stat().st_size - LOG_TAIL_BYTES))
+        return f.read().decode("utf-8", "replace")
+
+
+def runner_argv(python: str, job: Path | str, out: Path | str) -> list[str]:
+    return [python, "-m", RUNNER, f"{job}/{CELLS}", f"{job}/{PLAN}", str(out)]
+
+
+class ProcessSandbox:
+    """The runner as a separate local process: for development and for a student's own check,
+    where the code is one's own. It isolates nothing: the code can read and write what the
+    grader's user can, and reach the network."""
+
+    name = "process"
+    isolates = False
+
+    def run(self, job: Path, out: Path, timeout: float) -> Outcome:
+        home = job.parent / "home"
+        home.mkdir()
+        argv = runner_argv(sys.executable, job, out)
+        return run_process(argv, home, clean_env(home), timeout, job.parent / "runner.log")

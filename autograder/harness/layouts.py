@@ -1,0 +1,239 @@
+"""The training kind: run a training assignment's ``make_global_batch`` and ``train`` in several
+process layouts (the step is exported by ``train_step.py``).
+
+A layout run starts ``num_processes x devices_per_process`` processes with the course launcher
+(the same global mesh of 8 devices every time); each process first describes the global batch
+that ``make_global_batch`` builds, then trains, and hands back its final parameters, its loss
+history and the mesh it ran on. Inside the sandbox the launcher passes results between its own
+processes with cloudpickle; what leaves the sandbox is plain JSON (arrays as dtype, shape and a
+flat list of numbers, a few thousand values per process), which the trusted side validates
+before it decides any score.
+``train_step`` travels as a ``jax.export`` artifact of a flat wrapper (a list of state leaves,
+the batch and a key in; the new leaves and the loss out), so the trusted side can run it on
+inputs the sandbox never saw and read its collectives from the compiled program.
+
+The same code runs the reference, in the trusted worker, so both sides are judged alike.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..core import pspec
+from ..core.mesh import signature as mesh_signature
+from ..core.records import LayoutSig, StepSig
+from ..core.tasks import Case, Task, Training
+
+_ERROR_LINE = re.compile(r"^\[process \d+\] ((?:[\w.]+(?:Error|Exception)|NotImplementedError): .*)$", re.M)
+STEP_FILE = "{rank}.step"  # the last step whose data a process asked for
+PROBE_FILE = "{rank}.batch.json"  # what make_global_batch built, written before training starts
+
+Lookup = Callable[[str], Callable[..., Any] | None]
+REPORTS_MESH = False
+
+
+# ---------------------------------------------------------------- signatures
+
+
+def signature(task: Task, case: Case, assignment: str = "") -> LayoutSig:
+    """A layout case as plain data: processes and devices each (``args``) and the run's
+    ``kwargs`` (num_steps, seed, timeout)."""
+    processes, devices = case.args
+    run = dict(case.kwargs)
+    return {"kind": "training", "function": task.name, "assignment": assignment, "processes": processes,
+            "devices": devices, "num_steps": run["num_steps"], "seed": run["seed"], "timeout": run["timeout"]}  # fmt: skip
+
+
+def layout_label(processes: int, devices: int) -> str:
+    return f"{processes} process{'es' if processes > 1 else ''} x {devices} devices"
+
+
+# ---------------------------------------------------------------- arrays as JSON
+
+
+def encode(value: Any) -> dict[str, Any]:
+    array = np.asarray(value)
+    return {"dtype": str(array.dtype), "shape": list(array.shape), "data": array.ravel().tolist()}
+
+
+def flatten(tree: Any) -> dict[str, Any]:
+    """``{path: array}`` of a pytree, paths such as ``hidden/kernel/value``."""
+    import jax
+
+    return {
+        jax.tree_util.keystr(path, simple=True, separator="/"): leaf
+        for path, leaf in jax.tree.leaves_with_path(tree)
+    }
+
+
+# ---------------------------------------------------------------- one layout, inside each process
+
+
+def _describe_batch(batch: Any) -> dict[str, Any]:
+    """Global shape, sharding and each local shard (device, rows, checksum) of every array."""
+    import jax
+
+    described: dict[str, Any] = {}
+    for name, x in flatten(batch).items():
+        if not isinstance(x, jax.Array):
+            described[name] = {"error": f"is a {type(x).__name__}, not a jax.Array"}
+            continue
+        shards = [
+            [int(s.device.id), s.index[0].start or 0, s.index[0].stop or x.shape[0],
+             float(np.asarray(s.data, np.float64).sum())]
+            for s in sorted(x.addressable_shards, key=lambda s: s.device.id)
+        ]  # fmt: skip
+        described[name] = {
+            "shape": list(x.shape), "dtype": str(x.dtype), "shards": shards,
+            "spec": pspec.of_array(x),
+        }  # fmt: skip
+    return described
+
+
+def _process_run(
+    given: Training, functions: dict[str, Callable[..., Any] | None], num_steps: int, seed: int, tmp: str
+) -> dict[str, Any] | None:
+    """What every process of a layout runs: describe the global batch, then train."""
+    import jax
+
+    rank = jax.process_index()
+    mesh = given.data_mesh()
+    make_global_batch, train = (functions.get(name) for name in given.layout_functions)
+    try:
+        if make_global_batch is None:
+            raise NameError("no function named make_global_batch was defined")
+        probe = _describe_batch(make_global_batch(given.local_batch(0, seed), mesh))
+    except Exception as err:  # make_global_batch is judged on its own; training still runs
+        probe = {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+    Path(tmp, PROBE_FILE.format(rank=rank)).write_text(json.dumps(probe))
+    if train is None:
+        return None
+    globals_ = getattr(train, "__globals__", {})
+    if globals_.get("local_batch") is given.local_batch:  # count the steps, to place a hang
+        step_file = Path(tmp, STEP_FILE.format(rank=rank))
+
+        def counted(step: int, seed: int) -> Any:
+            step_file.write_text(str(step))
+            return given.local_batch(step, seed)
+
+        globals_["local_batch"] = counted
+    result = train(num_steps, seed)
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise TypeError(f"train must return (params, losses), not {type(result).__name__}")
+    params, losses = result
+    return {
+        "params": flatten(params),
+        "losses": np.asarray([np.asarray(loss) for loss in losses], np.float32),
+        "mesh": mesh_signature(mesh),
+    }
+
+
+def run_layout(given: Training, functions: dict[str, Callable[..., Any] | None], sig: LayoutSig) -> dict[str, Any]:
+    """Run one layout with the launcher; its outcome as plain JSON, whatever went wrong. Without
+    a ``train`` the processes only build their batches."""
+    from .launch import LaunchError, launch
+
+    _send_by_value(fn for fn in functions.values() if fn is not None)
+    n, steps = sig["processes"], sig["num_steps"]
+    output = io.StringIO()
+    with tempfile.TemporaryDirectory(prefix="jaxcourse-train-") as tmp:
+        try:
+            results = launch(_process_run, n, sig["devices"], args=(given, functions, steps, sig["seed"], tmp),
+                             timeout=sig["timeout"], out=output)  # fmt: skip
+            status, message = "ok", ""
+            if functions.get("train") is None:
+                status, message = "failed", "no function named train was defined"
+        except LaunchError as err:
+            results, status = [None] * n, "hang" if "hung" in str(err) else "failed"
+            message = f"{err}{_steps_begun(Path(tmp), n, steps)}{_last_error(output.getvalue())}"
+        processes = [_process_record(Path(tmp), rank, result) for rank, result in enumerate(results)]
+    return {"status": status, "message": message, "processes": processes}
+
+
+def _send_by_value(functions: Any) -> None:
+    """The instructor's solutions are imported from the course checkout, which the launched
+    processes cannot import: their functions travel by value, as a notebook's do."""
+    import sys
+
+    import cloudpickle
+
+    for fn in functions:
+        module = sys.modules.get(getattr(fn, "__module__", "") or "")
+        if module is not None and module.__name__.split(".")[0] == "solutions":
+            cloudpickle.register_pickle_by_value(module)
+
+
+def _process_record(tmp: Path, rank: int, result: dict[str, Any] | None) -> dict[str, Any]:
+    probe_file = tmp / PROBE_FILE.format(rank=rank)
+    record: dict[str, Any] = {"batch": json.loads(probe_file.read_text()) if probe_file.is_file() else None}
+    if result is not None:
+        record["params"] = {path: encode(leaf) for path, leaf in result["params"].items()}
+        record["losses"] = encode(result["losses"])
+        record["mesh"] = result["mesh"]
+    return record
+
+
+def _last_error(output: str) -> str:
+    """The exception a process printed last: the launcher names the process, this says why."""
+    errors = _ERROR_LINE.findall(output)
+    return f"; the error: {errors[-1][:400]}" if errors else ""
+
+
+def _steps_begun(tmp: Path, n: int, steps: int) -> str:
+    """Which step each process had reached, as the number of batches it asked for."""
+    begun = []
+    for rank in range(n):
+        path = tmp / STEP_FILE.format(rank=rank)
+        reached = f"step {int(path.read_text()) + 1} of {steps}" if path.is_file() else "no step"
+        begun.append(f"process {rank} began {reached}")
+    return "; " + ", ".join(begun)
+
+
+def given_for(sig: LayoutSig | StepSig) -> Training:
+    """The training setup of the assignment a training signature belongs to."""
+    from ..specs import get
+
+    return get(sig["assignment"]).task(sig["function"]).given()
+
+
+class LayoutRuns:
+    """Runs each layout once: ``make_global_batch`` and ``train`` are judged on the same run."""
+
+    def __init__(self, lookup: Lookup) -> None:
+        self.lookup = lookup
+        self.done: dict[tuple[str, int, int, int, int], dict[str, Any]] = {}
+
+    def run(self, sig: LayoutSig) -> dict[str, Any]:
+        key = (sig["assignment"], sig["processes"], sig["devices"], sig["num_steps"], sig["seed"])
+        if key not in self.done:
+            given = given_for(sig)
+            functions = {name: self.lookup(name) for name in given.layout_functions}
+            self.done[key] = run_layout(given, functions, sig)
+        return self.done[key]
+
+
+_SANDBOX_RUNS: dict[int, LayoutRuns] = {}
+
+
+def in_sandbox(fn: Callable[..., Any], sig: LayoutSig, namespace: dict[str, Any]) -> dict[str, Any]:
+    """The runner's entry: one layout of the notebook's functions, run once for every task that
+    is judged on it; plain JSON, judged on the trusted side."""
+    runs = _SANDBOX_RUNS.setdefault(id(namespace), LayoutRuns(namespace_lookup(namespace)))
+    return {"value": runs.run(sig)}
+
+
+def namespace_lookup(namespace: dict[str, Any]) -> Lookup:
+    """A notebook's function by name, or None where it defined none."""
+
+    def lookup(name: str) -> Callable[..., Any] | None:
+        fn = namespace.get(name)
+        return fn if callable(fn) else None
+
+    return lookup

@@ -1,0 +1,134 @@
+"""The shard_map kind: a task case as a signature (no values), the wrapper that calls the
+student's function under ``jax.shard_map`` on the task's mesh, and its ``jax.export`` artifact.
+
+The sandbox (export), the trusted side (the reference run) and the notebooks' self-checks all
+wrap a function here, so it is called identically wherever it runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..core import pspec
+from ..core.errors import JaxcourseError
+from ..core.mesh import MeshSpec
+from ..core.records import ShardMapSig
+from ..core.tasks import Case, Task
+
+REPORTS_MESH = True  # the runner reports the mesh it exported on; the trusted side compares
+
+
+def signature(task: Task, case: Case, assignment: str = "") -> ShardMapSig:
+    """Everything needed to call ``task`` on ``case`` except the input values."""
+    mesh = case.mesh_spec
+    inputs = [
+        {
+            "shape": list(inp.layout.global_shape(tuple(shape), mesh, case.axis)),
+            "dtype": case.dtype,
+            "spec": pspec.to_json(inp.layout.spec(mesh, case.axis)),
+            "draw": inp.draw,
+        }
+        for inp, shape in zip(task.inputs, case.shapes, strict=True)
+    ]
+    out_spec = None if task.out_layout is None else pspec.to_json(task.out_layout.spec(mesh, case.axis))
+    return {
+        "kind": "shard_map",
+        "function": task.name,
+        "mesh": case.mesh,
+        "axis": case.axis,
+        "inputs": inputs,  # type: ignore[typeddict-item]
+        "out_spec": out_spec,
+        "kwargs": dict(case.kwargs),
+    }
+
+
+def jax_dtype(name: str) -> Any:
+    import jax
+    import jax.numpy as jnp
+
+    if name == "key":
+        return jax.random.key(0).dtype
+    return jnp.dtype(name)
+
+
+def build(fn: Callable[..., Any], sig: ShardMapSig) -> tuple[Callable[..., Any], list[Any], Any]:
+    """The jitted shard_map of ``fn`` for ``sig``, its argument structs and its mesh."""
+    import jax
+    from jax.sharding import NamedSharding
+
+    mesh = MeshSpec.parse(sig["mesh"]).build()
+    axis, kwargs = sig["axis"], sig["kwargs"]
+    in_specs = tuple(pspec.from_json(i["spec"]) for i in sig["inputs"])
+    axis_args = (axis,) if axis is not None else ()
+
+    def call(*xs: Any) -> Any:
+        return fn(*xs, *axis_args, **kwargs)
+
+    out_spec = sig["out_spec"]
+    if out_spec is None:
+        # Per-device results: a new leading dimension over every axis, so no device's value is lost.
+        out_specs = jax.P(tuple(mesh.axis_names))
+
+        def body(*xs: Any) -> Any:
+            return jax.tree.map(lambda out: out[None], call(*xs))
+    else:
+        out_specs = pspec.from_json(out_spec)
+
+        def body(*xs: Any) -> Any:
+            out = call(*xs)
+            _check_invariance(out, out_specs, sig["function"])
+            return out
+
+    wrapped = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs))
+    structs = [
+        jax.ShapeDtypeStruct(tuple(i["shape"]), jax_dtype(i["dtype"]), sharding=NamedSharding(mesh, spec))
+        for i, spec in zip(sig["inputs"], in_specs)
+    ]
+    return wrapped, structs, mesh
+
+
+class OutputShardingError(JaxcourseError, ValueError):
+    """The result varies along an axis that the task's output sharding says it is the same on."""
+
+    def __init__(self, message: str, varying: list[str]) -> None:
+        super().__init__(message)
+        self.varying = varying  # the axes, for the feedback's picture
+
+
+def _check_invariance(out: Any, out_specs: Any, function: str) -> None:
+    """Say in the task's terms what shard_map's check_vma would refuse: an output spec that leaves
+    an axis out promises one value along it, and JAX must be able to see that it is one value."""
+    import jax
+
+    named = {n for entry in out_specs if entry for n in ((entry,) if isinstance(entry, str) else entry)}
+    # JAX 0.10 keeps the varying axes on the type's `mat`; should that move, shard_map's own
+    # (wordier) check still refuses the output.
+    varying = sorted(getattr(getattr(jax.typeof(out), "mat", None), "varying", frozenset()) - named)
+    if varying:
+        axes = ", ".join(repr(a) for a in varying)
+        raise OutputShardingError(
+            f"the task's output sharding is {out_specs}, so {function}'s result must be the same on "
+            f"every device along {axes}; the value returned varies along {axes} (its type is "
+            f"{jax.typeof(out)}). Even when the values agree, JAX must know it: the result of psum, "
+            f"or of all_gather(..., to='invarying'), is the same on every device",
+            [str(a) for a in varying],
+        )
+
+
+def expected_out_spec(sig: ShardMapSig, mesh: Any) -> pspec.SpecJSON:
+    if sig["out_spec"] is None:
+        return [list(mesh.axis_names)]
+    return sig["out_spec"]
+
+
+def export(fn: Callable[..., Any], sig: ShardMapSig) -> bytes:
+    """Serialized ``jax.export`` artifact of the wrapped function: an array program, no Python."""
+    import jax
+
+    wrapped, structs, mesh = build(fn, sig)
+    with jax.set_mesh(mesh):  # the task's mesh, whatever the notebook set globally
+        return bytes(jax.export.export(wrapped)(*structs).serialize())
+
+
+def in_sandbox(fn: Callable[..., Any], sig: ShardMapSig, namespace: dict[str, Any]) -> bytes:
+    return export(fn, sig)

@@ -1,0 +1,1 @@
+"""Code the assignments give their students, one module per assignment."""

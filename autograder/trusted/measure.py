@@ -1,0 +1,133 @@
+"""Run one call on real inputs and measure it: per-device values, output sharding, collectives.
+
+Shared by the trusted evaluator (exported artifacts), the reference run and the notebooks'
+self-checks, so all three judge a case the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from ..core import pspec
+from ..core.hlo import hlo_census, program_bytes, stablehlo_collectives, stablehlo_itemsizes
+from ..core.records import Measurement, Verdict, fail, ok
+
+
+def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, Measurement]:
+    """Compile ``call`` for ``args``, run it once, and read what its program does. The task's
+    mesh is made the context mesh, whatever mesh the caller's notebook has set globally."""
+    import jax
+
+    jitted = call if hasattr(call, "lower") else jax.jit(call)
+    with jax.set_mesh(mesh):
+        lowered = jitted.lower(*args)
+        compiled = lowered.compile()
+        out = compiled(*args)
+    asked = lowered.as_text()
+    census = hlo_census(compiled.as_text())
+    structure: Measurement = {
+        "asked": dict(stablehlo_collectives(asked)),
+        "census": {**census.to_json(), "program_bytes": program_bytes(census, stablehlo_itemsizes(asked))},  # type: ignore[typeddict-item]
+        "out_spec": pspec.of_array(out),
+    }
+    return out, structure
+
+
+def host_value(out: Any) -> tuple[np.ndarray, str]:
+    """A numpy copy and the dtype name; keys become their raw uint32 data."""
+    import jax
+
+    if jax.dtypes.issubdtype(out.dtype, jax.dtypes.prng_key):
+        return np.asarray(jax.random.key_data(out)), "key"
+    return np.asarray(out), str(out.dtype)
+
+
+def compare_values(
+    out: Any,
+    expected: np.ndarray,
+    expected_dtype: str,
+    tolerance: tuple[float, float],
+    mesh: Any,
+) -> Verdict:
+    """Check every device's piece of ``out`` against the same piece of ``expected``."""
+    got, dtype = host_value(out)
+    if dtype != expected_dtype:
+        return fail(f"output dtype is {dtype}, expected {expected_dtype}")
+    if got.shape != expected.shape:
+        return fail(
+            f"output shape is {_per_device(out)} per device, expected {_expected_per_device(out, expected)} "
+            f"under the output sharding {_show_spec(out)}"
+        )
+    rtol, atol = tolerance
+    bad_devices = []
+    worst = 0.0
+    for shard in sorted(out.addressable_shards, key=lambda s: s.device.id):
+        piece, want = np.asarray(got[shard.index], np.float64), np.asarray(expected[shard.index], np.float64)
+        close = np.isclose(piece, want, rtol=rtol, atol=atol, equal_nan=True)
+        if not close.all():
+            worst = max(worst, float(np.nanmax(np.abs(piece - want))))
+            bad_devices.append((shard.device, int((~close).sum()), close.size))
+    if not bad_devices:
+        return ok()
+    device, wrong, total = bad_devices[0]
+    where = ", ".join(f"{d} ({_coords(mesh, d)})" for d, _, _ in bad_devices[:4])
+    more = f" and {len(bad_devices) - 4} more" if len(bad_devices) > 4 else ""
+    return fail(
+        f"wrong values on {len(bad_devices)} of {len(out.addressable_shards)} devices: "
+        f"{where}{more}; on the first, {wrong} of {total} values differ, max error {worst:.3g} "
+        f"(tolerance rtol={rtol:g}, atol={atol:g})"
+    )
+
+
+def _per_device(out: Any) -> tuple[int, ...]:
+    return tuple(out.sharding.shard_shape(out.shape))
+
+
+def _expected_per_device(out: Any, expected: np.ndarray) -> tuple[int, ...]:
+    try:
+        return tuple(out.sharding.shard_shape(expected.shape))
+    except ValueError:
+        return expected.shape
+
+
+def _show_spec(out: Any) -> str:
+    return pspec.show(pspec.of_array(out) or [])
+
+
+def _coords(mesh: Any, device: Any) -> str:
+    where = np.argwhere(mesh.devices == device)
+    if not len(where):
+        return "not in the mesh"
+    return ", ".join(f"{name}={int(i)}" for name, i in zip(mesh.axis_names, where[0]))
+
+
+def compare_python(got: dict[str, Any], expected: dict[str, Any]) -> Verdict:
+    """Plain-Python results: equal values, or the same exception type."""
+    if "raises" in expected:
+        if got.get("raises") == expected["raises"]:
+            return ok()
+        shown = f"raised {got['raises']}" if "raises" in got else f"returned {got.get('value')!r}"
+        return fail(f"expected {expected['raises']}, but the function {shown}")
+    if "raises" in got:
+        return fail(f"raised {got['raises']}: {got.get('message', '')}; expected {_show(expected['value'])}")
+    if not _same(got.get("value"), expected["value"]):
+        return fail(f"returned {_show(got.get('value'))}, expected {_show(expected['value'])}")
+    return ok()
+
+
+def _same(got: Any, expected: Any) -> bool:
+    """Equal, except that numbers need only agree to rounding: 2/3 of 24 is 16 whichever way a
+    student writes it."""
+    number = (int, float)
+    if isinstance(got, number) and isinstance(expected, number) and not isinstance(got, bool):
+        return math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-9)
+    if isinstance(got, list) and isinstance(expected, list):
+        return len(got) == len(expected) and all(map(_same, got, expected))
+    return got == expected
+
+
+def _show(value: Any) -> str:
+    return repr(tuple(value)) if isinstance(value, list) else repr(value)

@@ -1,0 +1,27 @@
+"""The plain-Python kind, trusted half: the reference's answer, and the student's (returned by
+the sandbox as plain data) compared with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.records import Measurement, PythonSig
+from ..harness import python as harness
+from . import reference
+from .jobs import Evaluation, ReferenceJob, References
+from .measure import compare_python
+from .verdict import score as score  # noqa: PLC0414  (the registry's name for this kind's verdict)
+
+
+def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    sig: PythonSig = job["sig"]  # type: ignore[assignment]
+    return {"result": harness.call(refs.lookup(sig["function"]), sig)}, {}
+
+
+def measure(test: Evaluation) -> Measurement:
+    if test.get("failure"):
+        return {"values": {"ok": False, "message": test["failure"]}}
+    record, _ = reference.load(test["reference"])
+    return {"values": compare_python(test["result"], record["result"])}

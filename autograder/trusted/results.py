@@ -1,0 +1,118 @@
+"""The runner's results, read on the trusted side: size-capped, never through a link, never
+pickled, every field checked against ``core/protocol.py`` before anything reads it."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import stat
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import JaxcourseError
+from ..core.protocol import ARTIFACTS, MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES, RESULTS, TEST_STATUSES, VERSION, Results
+
+_ARTIFACT_NAME = re.compile(r"^\d{3}$")
+_ARTIFACT_MEMBER = re.compile(r"^\d{3}\.npy$")
+
+
+class ResultsError(JaxcourseError):
+    """The runner's results are too big or malformed."""
+
+
+class NoResults(ResultsError):
+    """No results at all: the runner died before writing them, rather than writing nonsense."""
+
+
+def read_results(out: Path, test_ids: set[str], artifacts_dir: Path) -> Results:
+    """Load and validate what the runner left in ``out``. Exported artifacts are copied out of
+    ``artifacts.npz`` into ``artifacts_dir`` (the grader's own directory) and named there by path."""
+    results = _load_json(_read_regular(out / RESULTS, MAX_RESULTS_BYTES, "results"))
+    _expect(isinstance(results, dict) and results.get("version") == VERSION, "unknown results version")
+    extra = set(results) - {"version", "notebook", "meshes", "tests"}
+    _expect(not extra, f"unexpected fields {', '.join(sorted(map(str, extra)))[:80]}")
+    notebook = results.get("notebook")
+    _expect(isinstance(notebook, dict) and notebook.get("status") in {"ok", "error"}, "bad notebook status")
+    _expect(isinstance(notebook.get("message"), str), "bad notebook message")
+    _expect(isinstance(results.get("meshes"), dict), "bad mesh signatures")
+    tests = results.get("tests")
+    _expect(isinstance(tests, dict) and set(tests) <= test_ids, "results for tests never asked for")
+    artifacts = _artifacts(out / ARTIFACTS) if os.path.lexists(out / ARTIFACTS) else {}
+    for test_id, test in tests.items():
+        _check_test(test_id, test, artifacts)
+        if test["status"] == "exported":
+            path = artifacts_dir / f"{test['artifact']}.jaxexport"
+            path.write_bytes(artifacts[test["artifact"]])
+            test["artifact"] = str(path)
+    return results
+
+
+def _read_regular(path: Path, limit: int, what: str) -> bytes:
+    """At most ``limit`` bytes of a regular file, never following a link (the sandbox may have
+    planted one pointing anywhere on the host) and never blocking on a pipe."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise NoResults(f"the runner wrote no {what}") from None
+    except OSError:
+        raise ResultsError(f"the runner's {what} is not a regular file") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ResultsError(f"the runner's {what} is not a regular file")
+        if info.st_size > limit:
+            raise ResultsError(f"the runner's {what} are larger than allowed ({info.st_size} bytes; the limit is {limit})")
+        return f.read(limit + 1)
+
+
+def _load_json(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        raise ResultsError("the runner's results are not valid JSON") from None
+
+
+def _artifacts(path: Path) -> dict[str, bytes]:
+    """The byte arrays of ``artifacts.npz``: stored (never compressed) members with checked names
+    and sizes, loaded without pickle."""
+    data = _read_regular(path, MAX_ARTIFACTS_BYTES, "artifacts")
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            for member in archive.infolist():
+                _expect(bool(_ARTIFACT_MEMBER.match(member.filename)), f"bad artifact name {member.filename[:40]!r}")
+                _expect(member.compress_type == zipfile.ZIP_STORED, "compressed artifacts")
+            loaded = np.load(io.BytesIO(data), allow_pickle=False)
+            arrays = {name: loaded[name] for name in loaded.files}
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
+        raise ResultsError(f"malformed results: artifacts.npz cannot be read ({type(err).__name__})") from None
+    for name, array in arrays.items():
+        _expect(array.dtype == np.uint8 and array.ndim == 1, f"artifact {name} is not a byte array")
+    return {name: array.tobytes() for name, array in arrays.items()}
+
+
+def _check_test(test_id: str, test: Any, artifacts: dict[str, bytes]) -> None:
+    _expect(isinstance(test, dict) and test.get("status") in TEST_STATUSES, f"bad status for {test_id}")
+    _expect(isinstance(test.get("message", ""), str), f"bad message for {test_id}")
+    varying = test.get("varying", [])
+    ok = isinstance(varying, list) and len(varying) <= 8 and all(isinstance(a, str) and len(a) <= 64 for a in varying)
+    _expect(ok, f"bad varying axes for {test_id}")
+    if test["status"] == "exported":
+        name = test.get("artifact")
+        _expect(isinstance(name, str) and bool(_ARTIFACT_NAME.match(name)), f"bad artifact for {test_id}")
+        _expect(name in artifacts, f"missing artifact for {test_id}")
+    if test["status"] == "value":
+        result = test.get("result")
+        ok = isinstance(result, dict) and (
+            set(result) == {"value"} or (set(result) == {"raises", "message"} and isinstance(result["raises"], str))
+        )
+        _expect(ok, f"bad value for {test_id}")
+
+
+def _expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise ResultsError(f"malformed results: {message}")

@@ -1,0 +1,141 @@
+"""The training kind, trusted half: ``make_global_batch`` and ``train`` judged per layout
+(processes x devices each, always the same global mesh) against the reference run in the same
+layout: the global batch's shape, sharding and the rows on each device; the run finishing (a hang
+or a crash is reported by process and step); every process holding the same parameters; the
+parameters and the loss history within ``TOLERANCE`` of the reference's."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ...core import pspec
+from ...core.records import LayoutSig, Measurement, TestResult, Verdict, fail, ok
+from ...core.tasks import Case, Task
+from ...harness import layouts as harness
+from .. import reference
+from ..jobs import Evaluation, Measured, ReferenceJob, References
+from .records import TOLERANCE, RecordError, check_record
+
+
+def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    sig: LayoutSig = job["sig"]  # type: ignore[assignment]
+    record = refs.layouts.run(sig)
+    if record["status"] != "ok":
+        where = harness.layout_label(sig["processes"], sig["devices"])
+        raise RuntimeError(f"the reference run failed in {where}: {record['message']}")
+    return record, {}
+
+
+def measure(test: Evaluation) -> Measurement:
+    """One layout's record, as the sandbox sent it, against the cached reference's."""
+    if test.get("failure"):
+        return {"values": fail(test["failure"])}
+    expected, _ = reference.load(test["reference"])
+    result = test["result"]
+    sent = result.get("value") if isinstance(result, dict) else None
+    return {"values": judge(test["sig"], sent, expected)}  # type: ignore[arg-type]
+
+
+def judge(sig: LayoutSig, sent: Any, expected: dict[str, Any]) -> Verdict:
+    """For ``make_global_batch`` or ``train``: one layout's record against the reference's."""
+    want = check_record(expected, sig["processes"])
+    try:
+        record = check_record(sent, sig["processes"])
+    except RecordError as err:
+        return fail(f"the sandbox's record of this run is malformed: {err}")
+    if sig["function"] == "make_global_batch":
+        problem = _batch_problem(record, want)
+    else:
+        problem = _run_problem(record, want, sig["num_steps"])
+    return fail(problem) if problem else ok()
+
+
+def _batch_problem(record: dict[str, Any], reference: dict[str, Any]) -> str:
+    for rank, (proc, ref) in enumerate(zip(record["processes"], reference["processes"])):
+        batch, want = proc["batch"], ref["batch"]
+        if batch is None:
+            return f"process {rank} never got to build its batch: {record['message']}"
+        if "error" in batch:
+            return f"in process {rank}, make_global_batch raised {batch['error']}"
+        for name, expected in want.items():
+            problem = _array_problem(name, batch.get(name), expected)
+            if problem:
+                return f"in process {rank}, {problem}"
+    return ""
+
+
+def _array_problem(name: str, got: dict[str, Any] | None, want: dict[str, Any]) -> str:
+    if got is None:
+        return f"the global batch has no {name!r}"
+    if "error" in got:
+        return f"{name!r} {got['error']}"
+    if got["shape"] != want["shape"] or got["dtype"] != want["dtype"]:
+        return f"{name!r} is {got['dtype']}{got['shape']}, expected {want['dtype']}{want['shape']} (the global batch)"
+    if got["spec"] != want["spec"]:
+        return f"{name!r} is sharded {pspec.show(got['spec'])}, the task asks for {pspec.show(want['spec'])}"
+    shards = {int(s[0]): s for s in got["shards"] if isinstance(s, list) and len(s) == 4}
+    for device, start, stop, total in want["shards"]:
+        mine = shards.get(device)
+        if mine is None or mine[1:3] != [start, stop]:
+            return f"device {device} should hold rows {start}-{stop - 1} of {name!r}"
+        if not (isinstance(mine[3], (int, float)) and abs(mine[3] - total) <= 1e-4 * (1 + abs(total))):
+            return f"device {device} holds other values in rows {start}-{stop - 1} of {name!r} than this process's data"
+    return ""
+
+
+def _run_problem(record: dict[str, Any], reference: dict[str, Any], num_steps: int) -> str:
+    if record["status"] != "ok":
+        return record["message"]
+    procs, ref = record["processes"], reference["processes"][0]
+    for rank, proc in enumerate(procs):
+        if proc["mesh"] != ref["mesh"] and rank == 0:
+            return f"the run's mesh is {proc['mesh']}, the reference's {ref['mesh']}"
+        if set(proc["params"]) != set(ref["params"]):
+            return f"process {rank} returned parameters {sorted(proc['params'])}, expected {sorted(ref['params'])}"
+        if rank and not all(np.array_equal(proc["params"][p], procs[0]["params"][p]) for p in ref["params"]):
+            worst = max(float(np.abs(proc["params"][p] - procs[0]["params"][p]).max()) for p in ref["params"])
+            return (f"process {rank}'s parameters differ from process 0's by up to {worst:.3g}: the copies "
+                    "drifted apart (are the gradients averaged over 'data' before the update?)")  # fmt: skip
+        if proc["losses"].shape != (num_steps,):
+            return f"process {rank} returned {proc['losses'].size} losses for {num_steps} steps"
+    for name, got, want in [("loss history", procs[0]["losses"], ref["losses"])] + [
+        (f"parameter {p}", procs[0]["params"][p], ref["params"][p]) for p in sorted(ref["params"])
+    ]:
+        if got.shape != want.shape:
+            return f"{name} has shape {got.shape}, expected {want.shape}"
+        if not np.allclose(got, want, rtol=TOLERANCE[0], atol=TOLERANCE[1], equal_nan=True):
+            worst = float(np.nanmax(np.abs(got - want)))
+            return f"the {name} differs from the reference run's by up to {worst:.3g} (rtol={TOLERANCE[0]:g}, atol={TOLERANCE[1]:g})"
+    return ""
+
+
+def score(task: Task, measured: Measured) -> list[TestResult]:
+    """Points per layout: each part of the task is one layout of the same global mesh."""
+    by_part = {harness.layout_label(*c.args): (c, m) for c, m in measured}
+    return [
+        TestResult(f"{task.name}: {part}", task.grade_id, 0.0 if problem else task.points[part], task.points[part],
+                   "failed" if problem else "passed", problem, "hidden" if case.hidden else "visible")
+        for part in task.points
+        if part in by_part
+        for case, m in [by_part[part]]
+        for problem in [m["values"]["message"] if not m["values"]["ok"] else ""]
+    ]  # fmt: skip
+
+
+_REFERENCE_RUNS: dict[int, harness.LayoutRuns] = {}  # per reference lookup: oracle runs are reused
+
+
+def self_check(task: Task, cases: tuple[Case, ...], fn: Callable[..., Any], lookup: harness.Lookup,
+               assignment: str) -> Measured:  # fmt: skip
+    """Measure a notebook's function as the grader does, against ``lookup``'s references; the
+    other graded functions come from the notebook's namespace."""
+    namespace = getattr(fn, "__globals__", {})
+    student = harness.LayoutRuns(lambda name: fn if name == task.name else harness.namespace_lookup(namespace)(name))
+    references = _REFERENCE_RUNS.setdefault(id(lookup), harness.LayoutRuns(lookup))
+    measured: Measured = []
+    for case in cases:
+        sig = harness.signature(task, case, assignment)
+        measured.append((case, {"values": judge(sig, student.run(sig), references.run(sig))}))
+    return measured

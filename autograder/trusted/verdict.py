@@ -1,0 +1,176 @@
+"""The verdict on array and plain-Python tasks: per-case measurements against the task spec,
+giving scores and reasons (training tasks have their own, in ``training/``).
+
+Values come first: collectives and communication are judged only on cases whose values are right,
+so a submission cannot earn points without computing correct outputs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable
+
+from ..core.records import Census, Measurement, TestResult
+from ..core.tasks import COLLECTIVES, HLO_TO_JAX, Case, Task
+from .jobs import Measured
+
+
+def score(task: Task, measured: Measured) -> list[TestResult]:
+    """Values first (visible, then hidden cases); collectives and communication only on the cases
+    whose values are right."""
+    visible = [(c, m) for c, m in measured if not c.hidden]
+    hidden = [(c, m) for c, m in measured if c.hidden]
+    correct = [(c, m) for c, m in measured if m["values"]["ok"]]
+    judges = {
+        "values": lambda: _values(visible),
+        "hidden values": lambda: _values(hidden),
+        "collectives": lambda: _structure(correct, lambda c, m: _collective_problem(task, c, m)),
+        "communication": lambda: _structure(correct, lambda c, m: _communication_problem(task, c, m)),
+    }
+    results = []
+    for part, points in task.points.items():
+        if part == "hidden values" and not hidden:
+            continue  # a student's own check: hidden cases stay with the instructor
+        problem = judges[part]()
+        results.append(
+            TestResult(
+                name=f"{task.name}: {part}",
+                grade_id=task.grade_id,
+                score=0.0 if problem else points,
+                max_score=points,
+                status="failed" if problem else "passed",
+                message=problem or _passed_note(task, part, measured),
+                visibility="hidden" if part == "hidden values" else "visible",
+                figure=_figure(task, part, visible, correct),
+            )
+        )
+    return results
+
+
+def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict[str, Any] | None:
+    """The picture that explains a part: where the first wrong visible case's output lives, or
+    what the first right visible case sent against the minimum. Hidden cases get none."""
+    if part == "values":
+        return next((m["figure"] for _, m in visible if not m["values"]["ok"] and "figure" in m), None)
+    if part != "communication":
+        return None
+    case, m = next(((c, m) for c, m in correct if not c.hidden), (None, None))
+    if case is None or m["census"]["values_per_device"] is None:
+        return None
+    reference = m.get("reference_census") or {}
+    if task.comm_bytes is not None:
+        sent, minimum, ref, unit = m["census"]["program_bytes"], task.comm_bytes(case), reference.get("program_bytes"), "bytes"
+    else:
+        sent, unit, ref = m["census"]["values_per_device"], "values", reference.get("values_per_device")
+        minimum = task.comm_bound(case) if task.comm_bound else ref
+    if minimum is None:
+        return None
+    return {"kind": "traffic", "unit": unit, "sent": sent, "minimum": minimum, "reference": ref, "case": case.label()}
+
+
+def _values(cases: Measured) -> str:
+    failures = [(c, m) for c, m in cases if not m["values"]["ok"]]
+    if not failures:
+        return ""
+    case, measurement = failures[0]
+    more = f" ({len(failures) - 1} more of {len(cases)} cases fail too)" if len(failures) > 1 else ""
+    return f"{case.label()}: {measurement['values']['message']}{more}"
+
+
+def _structure(correct: Measured, problem_of: Callable[[Case, Measurement], str]) -> str:
+    if not correct:
+        return "not checked until the values are right on at least one case"
+    for case, measurement in correct:
+        problem = problem_of(case, measurement)
+        if problem:
+            return f"{case.label()}: {problem}"
+    return ""
+
+
+def _names(hlo_ops: Iterable[str]) -> str:
+    return ", ".join(f"{op} ({HLO_TO_JAX[op]})" for op in sorted(hlo_ops))
+
+
+def _collective_problem(task: Task, case: Case, m: Measurement) -> str:
+    ran = {op for op, n in m["census"]["counts"].items() if n}
+    asked = {op for op, n in m["asked"].items() if n}
+    if task.allowed is not None:
+        allowed = {COLLECTIVES[name] for name in task.allowed}
+        may = ", ".join(sorted(task.allowed)) or "no collectives"
+        if ran - allowed:
+            return f"the compiled HLO contains {_names(ran - allowed)}; {task.name} may use only {may}"
+        if asked - allowed:
+            return f"the program asks for {_names(asked - allowed)}; {task.name} may use only {may}"
+    missing = {COLLECTIVES[name] for name in task.required} - ran
+    if missing:
+        return f"the compiled HLO has no {_names(missing)}; {task.name} must use it"
+    return _count_problem(task, case, m["census"]["counts"])
+
+
+def _count_problem(task: Task, case: Case, counts: dict[str, int]) -> str:
+    if task.collective_counts is None:
+        return ""
+    for name, want in sorted(task.collective_counts(case).items()):
+        got = counts.get(COLLECTIVES[name], 0)
+        if got != want:
+            return (
+                f"the compiled HLO runs {_names([COLLECTIVES[name]])} {got} times; "
+                f"{task.name} must run it {want} times on this mesh"
+            )
+    return ""
+
+
+def _communication_problem(task: Task, case: Case, m: Measurement) -> str:
+    census = m["census"]
+    if census["values_per_device"] is None:
+        loops = ", ".join(sorted(set(census["unbounded"])))
+        return (
+            f"{loops} runs inside a loop whose trip count XLA cannot determine, so what it "
+            "sends cannot be bounded; use a Python loop or fori_loop with static bounds"
+        )
+    if task.comm_bytes is not None:
+        return _bytes_problem(task, case, m)
+    reference = m.get("reference_census")
+    bound = task.comm_bound(case) if task.comm_bound else (reference or {}).get("values_per_device")
+    if bound is None or census["values_per_device"] <= bound + 1e-9:
+        return ""
+    what = "the minimum" if task.comm_bound else "the reference's traffic"
+    problem = f"sends {_traffic(census)} per device; {what} is {bound:g} values"
+    if reference and task.comm_bound:
+        problem += f", and the reference sends {reference['values_per_device']:g}"
+    return problem
+
+
+def _bytes_problem(task: Task, case: Case, m: Measurement) -> str:
+    """Traffic in bytes at the program's own dtypes: equal to the task's closed form, and no more
+    than the reference's on the same mesh."""
+    sent = m["census"]["program_bytes"]
+    closed = task.comm_bytes(case)
+    reference = (m.get("reference_census") or {}).get("program_bytes")
+    over_reference = reference is not None and sent > reference + 1e-9
+    if not over_reference and math.isclose(sent, closed, rel_tol=1e-9, abs_tol=1e-9):
+        return ""
+    problem = f"sends {_bytes(m['census'])} per device; the closed form for {task.name} is {closed:g} bytes"
+    if reference is not None:
+        problem += f", and the reference sends {reference:g} bytes on the same mesh"
+    return problem
+
+
+def _bytes(census: Census) -> str:
+    """Bytes at the program's dtypes, with the wire's figure where the backend widened them."""
+    shown = f"{census['program_bytes']:g} bytes"
+    if census["bytes_per_device"] != census["program_bytes"]:
+        shown += f" ({census['bytes_per_device']:g} on this backend's wire, which widens narrow types)"
+    return shown
+
+
+def _traffic(census: Census) -> str:
+    return f"{census['values_per_device']:g} values ({census['bytes_per_device']:g} bytes)"
+
+
+def _passed_note(task: Task, part: str, measured: Measured) -> str:
+    if part == "communication":
+        show = _bytes if task.comm_bytes is not None else _traffic
+        sent = [show(m["census"]) for _, m in measured if m["values"]["ok"]]
+        return "sent per device: " + "; ".join(sent)
+    return ""

@@ -1,0 +1,98 @@
+"""The trusted worker: compute reference records, or measure a submission's results (its
+exported artifacts run on inputs made here from seeds) on the same mesh as the reference.
+
+It runs in its own process, started by the grader, so that a submission's program that never
+ends costs only a time limit.
+
+    python -m autograder.trusted.worker JOB_JSON
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from ..core.errors import JaxcourseError
+from ..core.mesh import MeshSpec, signature, use_cpu_devices
+from . import reference
+from .jobs import References
+from .kinds import JUDGES
+
+MESH_MISMATCH_EXIT = 3
+
+
+class MeshMismatch(JaxcourseError):
+    """The sandbox ran on a different mesh than the grader: a hard error, never a score."""
+
+
+def reference_function(provider: dict[str, Any], task: str) -> Callable[..., Any]:
+    """The instructor's solution, or a task's public oracle where no solutions are at hand."""
+    from ..specs import ASSIGNMENTS
+
+    if provider["kind"] == "solutions":
+        from ..core.course import Course
+
+        course = Course(Path(provider["root"]))
+        assignment = next(a for a in ASSIGNMENTS.values() if a.solutions == provider["module"])
+        return course.reference(assignment, task)
+    oracle = ASSIGNMENTS[provider["assignment"]].task(task).oracle
+    if oracle is None:
+        raise ValueError(f"task {task} has no oracle; grading it needs the solutions")
+    return oracle
+
+
+def check_meshes(reported: dict[str, Any]) -> None:
+    for name, theirs in reported.items():
+        ours = signature(MeshSpec.parse(name).build())
+        if theirs != ours:
+            raise MeshMismatch(f"mesh {name}: the sandbox ran on {theirs}, the grader on {ours}")
+
+
+def use_compile_cache(path: str) -> None:
+    """Keep every compiled program: a class hands in many copies of the same few programs."""
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", path)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def store_references(job: dict[str, Any]) -> None:
+    refs = References(lambda name: reference_function(job["provider"], name))
+    for test in job["tests"]:
+        record, arrays = JUDGES[test["sig"]["kind"]].reference_record(test, refs)
+        reference.save(test["store"], record, arrays)
+
+
+def measure_submission(job: dict[str, Any]) -> None:
+    """One progress line as each test starts and one with its measurement: the grader times
+    each test on its own clock, and a killed worker loses only the test it was on."""
+    with open(job["progress"], "a") as progress:
+        for test in job["tests"]:
+            for line in ({"started": test["id"]}, None):
+                line = line or {"id": test["id"], **JUDGES[test["sig"]["kind"]].measure(test)}
+                progress.write(json.dumps(line) + "\n")
+                progress.flush()
+
+
+def main(argv: list[str]) -> int:
+    job = json.loads(Path(argv[0]).read_text())
+    use_cpu_devices(job["num_devices"])
+    if job["mode"] == "reference":
+        store_references(job)
+        return 0
+    if job.get("compile_cache"):
+        use_compile_cache(job["compile_cache"])
+    try:
+        check_meshes(job["meshes"])
+    except MeshMismatch as err:
+        print(f"jaxcourse: error: {err}", file=sys.stderr)
+        return MESH_MISMATCH_EXIT
+    measure_submission(job)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

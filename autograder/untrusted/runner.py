@@ -1,0 +1,149 @@
+"""The untrusted side: run a student's cells, then export each graded function per signature.
+
+Runs inside the sandbox, never in the grader's process. It writes plain data only: JSON, and the
+exported artifacts (array programs, no Python) as byte arrays in one ``.npz``. Scores are decided
+elsewhere, on inputs this process never sees.
+
+    python -m autograder.untrusted.runner CELLS_JSON PLAN_JSON OUT_DIR
+
+Only ``core``, ``specs``, ``harness`` and this folder are in the sandbox: the code that decides
+scores is not there to be read or patched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..core.files import write_atomic
+from ..core.protocol import ARTIFACTS, RESULTS, VERSION, CallResult, Cell, NotebookRun, PlannedCall, Results
+from ..core.records import Signature
+
+
+class TestTimeout(Exception):
+    """A single test ran past its time limit."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    def expire(signum: int, frame: Any) -> None:
+        raise TestTimeout(f"took longer than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class _NoShell:
+    """Stands in for IPython's shell: magics and shell escapes do nothing when graded."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: None
+
+
+def _python_source(cell: str) -> str:
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(cell)
+
+
+def run_cells(cells: list[Cell], namespace: dict[str, Any]) -> NotebookRun:
+    """Execute the notebook's code cells in order; report the first one that raises."""
+    namespace.update(get_ipython=_NoShell, display=lambda *a, **k: None)
+    for index, cell in enumerate(cells):
+        label = cell.get("grade_id") or f"code cell {index + 1}"
+        try:
+            code = compile(_python_source(cell["source"]), f"<{label}>", "exec")
+            exec(code, namespace)
+        except BaseException as err:  # the student's code may raise anything, SystemExit too
+            if isinstance(err, KeyboardInterrupt):
+                raise
+            return {"status": "error", "message": f"{label} raised {_describe(err)}"}
+    return {"status": "ok", "message": ""}
+
+
+def _describe(err: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if f.filename.startswith("<")]
+    where = f" at line {frames[-1].lineno}" if frames else ""
+    return f"{type(err).__name__}{where}: {str(err)[:400]}"
+
+
+def run_test(test: PlannedCall, namespace: dict[str, Any], artifacts: dict[str, bytes]) -> CallResult:
+    """One planned call: the kind's own sandbox step (export, or a plain value) on the notebook's
+    function, under the call's time limit."""
+    from ..harness.kinds import CALLS
+    from ..harness.shard_map import OutputShardingError
+
+    sig = test["sig"]
+    fn = namespace.get(sig["function"])
+    if not callable(fn):
+        return {"status": "missing", "message": f"no function named {sig['function']} was defined"}
+    try:
+        with time_limit(test["timeout"]):
+            got = CALLS[sig["kind"]].in_sandbox(fn, sig, namespace)
+    except TestTimeout as err:
+        return {"status": "timeout", "message": f"{sig['function']} {err}"}
+    except Exception as err:  # whatever the student's code raised while being traced
+        failed: CallResult = {"status": "error", "message": f"{sig['function']} raised {_describe(err)}"}
+        return {**failed, "varying": err.varying} if isinstance(err, OutputShardingError) else failed
+    if not isinstance(got, bytes):
+        return {"status": "value", "result": got}
+    name = f"{test['index']:03d}"
+    artifacts[name] = got
+    return {"status": "exported", "artifact": name}
+
+
+def mesh_signatures(sigs: list[Signature]) -> dict[str, Any]:
+    """The meshes the exports ran on, for the trusted side's same-mesh check."""
+    from ..core.mesh import MeshSpec, signature
+    from ..harness.kinds import CALLS
+
+    names = {sig["mesh"] for sig in sigs if CALLS[sig["kind"]].REPORTS_MESH and "mesh" in sig}
+    return {name: signature(MeshSpec.parse(name).build()) for name in sorted(names)}
+
+
+def main(argv: list[str]) -> int:
+    cells_path, plan_path, out_dir = argv
+    out = Path(out_dir)
+    cells = json.loads(Path(cells_path).read_text())
+    plan = json.loads(Path(plan_path).read_text())
+
+    from ..core.mesh import use_cpu_devices
+
+    use_cpu_devices(plan["num_devices"])
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    notebook = run_cells(cells, namespace)
+    tests: dict[str, CallResult] = {}
+    meshes: dict[str, Any] = {}
+    artifacts: dict[str, bytes] = {}
+    if notebook["status"] == "ok":
+        for test in plan["tests"]:
+            tests[test["id"]] = run_test(test, namespace, artifacts)
+        meshes = mesh_signatures([t["sig"] for t in plan["tests"]])
+    write_results(out, {"version": VERSION, "notebook": notebook, "meshes": meshes, "tests": tests}, artifacts)
+    return 0
+
+
+def write_results(out: Path, results: Results, artifacts: dict[str, bytes]) -> None:
+    """Artifacts first, results last: a results file means everything it names is written."""
+    import numpy as np
+
+    arrays = {name: np.frombuffer(data, dtype=np.uint8) for name, data in artifacts.items()}
+    with open(out / ARTIFACTS, "wb") as f:
+        np.savez(f, **arrays)
+    write_atomic(out / RESULTS, json.dumps(results))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
