@@ -29,7 +29,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tests.conftest import (  # noqa: E402  (the test helpers build real submissions)
-    ASSIGNMENT, SUBMISSIONS, WrongSubmission, copy_course, solved_notebook, write_submission,
+    ASSIGNMENT,
+    SUBMISSIONS,
+    WrongSubmission,
+    copy_course,
+    solved_notebook,
+    write_submission,
 )  # fmt: skip
 
 MIX = (

@@ -50,7 +50,9 @@ def measure(client, variant: str, runs: int) -> dict:
             if run == 0:
                 code, out = container.exec_run(["python", "-c", FIRST_CELL])
                 if code != 0:
-                    raise SystemExit(f"benchmarks/images.py: error: first cell failed in {image}: {out.decode()[-500:]}")
+                    raise SystemExit(
+                        f"benchmarks/images.py: error: first cell failed in {image}: {out.decode()[-500:]}"
+                    )
                 result |= json.loads(out.decode().strip().splitlines()[-1])
         finally:
             container.remove(force=True)
@@ -86,12 +88,16 @@ def main(argv: list[str] | None = None) -> int:
         row["build_s"] = build_s
         rows.append(row)
 
-    print(f"\n{'variant':8} {'size GB':>8} {'build s':>8} {'healthy s (median, min-max)':>29} {'kernel s':>9} {'1st cell s':>11}")
+    print(
+        f"\n{'variant':8} {'size GB':>8} {'build s':>8} {'healthy s (median, min-max)':>29} {'kernel s':>9} {'1st cell s':>11}"
+    )
     for r in rows:
         h = r["healthy_s"]
         build = f"{r['build_s']:.0f}" if r["build_s"] is not None else "-"
         spread = f"{statistics.median(h):.2f} ({min(h):.2f}-{max(h):.2f})"
-        print(f"{r['variant']:8} {r['size_gb']:8.2f} {build:>8} {spread:>29} {r['kernel_s']:9.2f} {r['first_cell_s']:11.2f}")
+        print(
+            f"{r['variant']:8} {r['size_gb']:8.2f} {build:>8} {spread:>29} {r['kernel_s']:9.2f} {r['first_cell_s']:11.2f}"
+        )
     missed = []
     for r in rows:
         if r["variant"] == "cpu":
@@ -99,7 +105,10 @@ def main(argv: list[str] | None = None) -> int:
                 missed.append(f"cpu image {r['size_gb']:.2f} GB > {SIZE_TARGET_GB} GB")
             if statistics.median(r["healthy_s"]) > HEALTHY_TARGET_S:
                 missed.append(f"cpu healthy after {statistics.median(r['healthy_s']):.2f} s > {HEALTHY_TARGET_S} s")
-    print("\ntargets: " + ("; ".join(missed) if missed else f"met (cpu <= {SIZE_TARGET_GB} GB, healthy <= {HEALTHY_TARGET_S} s)"))
+    print(
+        "\ntargets: "
+        + ("; ".join(missed) if missed else f"met (cpu <= {SIZE_TARGET_GB} GB, healthy <= {HEALTHY_TARGET_S} s)")
+    )
     return 1 if missed else 0
 
 

@@ -31,8 +31,8 @@ def main() -> None:
 
     import nbformat
 
-    from autograder.grading import images, limits
     from autograder.core.course import Course
+    from autograder.grading import images, limits
     from autograder.grading.docker_sandbox import DockerSandbox
     from autograder.grading.grader import grader_for
 

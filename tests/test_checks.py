@@ -33,7 +33,9 @@ def test_a_forbidden_collective_fails_with_the_reason():
     def ring_all_gather(x, axis_name):
         return jax.lax.all_gather(x, axis_name, tiled=True)
 
-    with pytest.raises(CheckFailed, match="contains all-gather \\(all_gather\\); ring_all_gather may use only ppermute"):
+    with pytest.raises(
+        CheckFailed, match="contains all-gather \\(all_gather\\); ring_all_gather may use only ppermute"
+    ):
         check(ring_all_gather)
 
 

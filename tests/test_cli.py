@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from .conftest import ASSIGNMENT, NOTEBOOK, WrongSubmission, SUBMISSIONS, solved_notebook, write_submission
+from .conftest import ASSIGNMENT, NOTEBOOK, SUBMISSIONS, WrongSubmission, solved_notebook, write_submission
 
 JAXCOURSE = [sys.executable, "-m", "autograder.cli"]
 
@@ -98,7 +98,10 @@ def test_grade_reports_every_student_and_exits_zero(graded_class):
                    "dave": ("0", "invalid"), "erin": ("0", "invalid")}  # fmt: skip
     bob = json.loads((out / "bob" / "results.json").read_text())
     assert "RuntimeError" in bob["message"] and "I broke my notebook" in bob["message"]
-    assert "is for 02_sharded_matmul, not 01_collectives" in json.loads((out / "dave" / "results.json").read_text())["message"]
+    assert (
+        "is for 02_sharded_matmul, not 01_collectives"
+        in json.loads((out / "dave" / "results.json").read_text())["message"]
+    )
     alice = json.loads((out / "alice" / "results.json").read_text())
     assert {tuple(sorted(t)) for t in alice["tests"]} == {
         ("figure", "grade_id", "max_score", "message", "name", "score", "status", "visibility")
@@ -120,7 +123,8 @@ def test_grades_land_in_nbgraders_gradebook(graded_class, course):
     done = subprocess.run([sys.executable, "-m", "nbgrader", "export", f"--to={exported}"],
                           cwd=course.nbgrader_root, capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    rows = {r["student_id"]: r for r in csv.DictReader(open(exported)) if r["assignment"] == ASSIGNMENT}
+    with open(exported) as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT}
     assert float(rows["alice"]["score"]) == 50.0
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from autograder.trusted.kinds import score_task
 from autograder.specs import get
+from autograder.trusted.kinds import score_task
 
 TASK = get("01_collectives").task("ring_all_gather")
 CASE_8, CASE_24 = TASK.cases
@@ -43,12 +43,17 @@ def test_structure_needs_a_correct_case_first():
 def test_forbidden_collective_is_named_with_its_jax_name():
     scores = _scores([(CASE_8, _m(counts={"all-gather": 1}, values=42)), (CASE_24, _m(values=36))])
     assert scores["collectives"][0] == 0
-    assert "the compiled HLO contains all-gather (all_gather); ring_all_gather may use only ppermute" in scores["collectives"][1]
+    assert (
+        "the compiled HLO contains all-gather (all_gather); ring_all_gather may use only ppermute"
+        in scores["collectives"][1]
+    )
     assert "mesh 8:i" in scores["collectives"][1]
 
 
 def test_a_collective_asked_for_but_compiled_away_still_counts():
-    scores = _scores([(CASE_8, _m(values=42, asked={"all-reduce": 1, "collective-permute": 7})), (CASE_24, _m(values=36))])
+    scores = _scores(
+        [(CASE_8, _m(values=42, asked={"all-reduce": 1, "collective-permute": 7})), (CASE_24, _m(values=36))]
+    )
     assert "the program asks for all-reduce (psum)" in scores["collectives"][1]
 
 

@@ -3,7 +3,7 @@ the reason it should, in every assignment and through every sandbox."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 

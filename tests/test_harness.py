@@ -5,12 +5,12 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from autograder.core.tasks import FEATURES, STACKED, Case, Input, Layout, Task
 from autograder.harness import shard_map as harness
-from autograder.trusted.shard_map import artifact_problems
+from autograder.mesh import MeshSpec
 from autograder.trusted.inputs import make_inputs
 from autograder.trusted.measure import compare_values, execute, host_value
-from autograder.mesh import MeshSpec
-from autograder.core.tasks import FEATURES, STACKED, Case, Input, Layout, Task
+from autograder.trusted.shard_map import artifact_problems
 
 # A row-sharded matmul: x split by rows over 'x', w replicated, output split like x.
 MATMUL = Task(

@@ -35,7 +35,9 @@ def test_lectures_are_stored_without_outputs():
 
     for path in LECTURES:
         nb = nbformat.read(path, as_version=4)
-        assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code"), path
+        assert all(
+            not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code"
+        ), path
 
 
 @pytest.mark.parametrize("exercise", EXERCISE_TASKS, ids=lambda e: e[1].name)
@@ -47,7 +49,7 @@ def test_exercise_answer_passes_its_check(exercise):
 
 
 def test_an_untouched_exercise_stub_is_reported_not_failed():
-    assignment, task = EXERCISE_TASKS[0]
+    _, task = EXERCISE_TASKS[0]
 
     def stub(*args, **kwargs):
         raise NotImplementedError()

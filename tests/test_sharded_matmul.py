@@ -9,12 +9,12 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+from autograder.core.hlo import hlo_census, program_bytes, stablehlo_itemsizes
 from autograder.harness import shard_map as harness
-from autograder.trusted.kinds import score_task
-from autograder.trusted.measure import compare_python
 from autograder.specs import get
 from autograder.specs.sharded_matmul import CLOSED_FORMS, comm_bytes
-from autograder.core.hlo import hlo_census, program_bytes, stablehlo_itemsizes
+from autograder.trusted.kinds import score_task
+from autograder.trusted.measure import compare_python
 
 SPEC = get("02_sharded_matmul")
 RING = SPEC.task("collective_matmul_allgather")

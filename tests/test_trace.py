@@ -4,11 +4,10 @@ real compilations."""
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 import pytest
 
-from autograder.harness.shard_map import build
 from autograder.core.hlo import custom_call_targets, hlo_census, stablehlo_collectives
+from autograder.harness.shard_map import build
 
 LOOP_HLO = """HloModule m, num_partitions=8
 
@@ -73,7 +72,9 @@ def test_real_all_gather_and_ring_are_told_apart():
 
 def test_fori_loop_is_counted_by_its_trip_count():
     def ring(x, a):
-        step = lambda _, y: jax.lax.ppermute(y, a, [(i, (i + 1) % 8) for i in range(8)])
+        def step(_, y):
+            return jax.lax.ppermute(y, a, [(i, (i + 1) % 8) for i in range(8)])
+
         return jax.lax.fori_loop(0, 5, step, x)
 
     census = hlo_census(_compiled(ring)[1])

@@ -18,11 +18,11 @@ import nbformat
 import optax
 import pytest
 
-from autograder.harness import layouts as training
-from autograder.trusted.training import records, step
-from autograder.trusted.kinds import score_task
 from autograder.core.course import Course
+from autograder.harness import layouts as training
 from autograder.specs import multiprocess_training as given
+from autograder.trusted.kinds import score_task
+from autograder.trusted.training import records, step
 
 from .conftest import REPO, WrongSubmission, _literal
 
@@ -115,7 +115,10 @@ def test_records_from_the_sandbox_are_refused_unless_well_formed():
         {**good, "processes": good["processes"] * 2},
         {**good, "processes": [{**good["processes"][0], "losses": {"dtype": "object", "shape": [1], "data": [1]}}]},
         {**good, "processes": [{**good["processes"][0], "losses": {"dtype": "float32", "shape": [3], "data": [1]}}]},
-        {**good, "processes": [{**good["processes"][0], "params": {"w": {"dtype": "float32", "shape": [1], "data": ["x"]}}}]},
+        {
+            **good,
+            "processes": [{**good["processes"][0], "params": {"w": {"dtype": "float32", "shape": [1], "data": ["x"]}}}],
+        },
         "a string",
     ):
         with pytest.raises(records.RecordError):

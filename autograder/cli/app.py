@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..core.errors import JaxcourseError
 from . import check, grade, image, lab, launch, release

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import inspect
-from typing import Any, Callable, NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 
 class Parser(argparse.ArgumentParser):

@@ -13,7 +13,9 @@ def register(sub: Subparsers) -> None:
     actions = image.add_subparsers(dest="image_command", required=True)
     b = actions.add_parser("build", help="build jaxcourse:<variant> from this checkout")
     b.add_argument("--variant", choices=images.VARIANTS, default="cpu", help="platform (default cpu)")
-    b.add_argument("--base", help=f"base image (default {images.DEFAULT_BASE}, or the offline base when no registry answers)")
+    b.add_argument(
+        "--base", help=f"base image (default {images.DEFAULT_BASE}, or the offline base when no registry answers)"
+    )
     b.add_argument("--tag", help="image name (default jaxcourse:<variant>)")
     b.add_argument("--quiet", action="store_true", help="no build log")
     b.set_defaults(run=run)

@@ -19,7 +19,9 @@ def register(sub: Subparsers) -> None:
     run_.add_argument("-n", "--processes", type=positive, default=default(launch, "num_processes"))
     run_.add_argument("-d", "--devices", type=positive, default=default(launch, "devices_per_process"),
                       help="simulated CPU devices per process")  # fmt: skip
-    run_.add_argument("--timeout", type=float, default=default(launch, "timeout"), help="seconds before a hang is reported")
+    run_.add_argument(
+        "--timeout", type=float, default=default(launch, "timeout"), help="seconds before a hang is reported"
+    )
     run_.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command, e.g. -- python train.py")
     run_.set_defaults(run=run)
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from .errors import JaxcourseError
 from .tasks import Assignment, Case
@@ -35,7 +36,7 @@ class Course:
         return self.root / "solutions"
 
     @classmethod
-    def find(cls, start: Path | None = None) -> "Course":
+    def find(cls, start: Path | None = None) -> Course:
         """``JAXCOURSE_ROOT``, or the nearest directory upwards holding assignments/nbgrader_config.py."""
         env = os.environ.get("JAXCOURSE_ROOT")
         here = (start or Path.cwd()).resolve()

@@ -47,7 +47,7 @@ def stablehlo_itemsizes(module_text: str) -> dict[str, int]:
     return sizes
 
 
-def program_bytes(census: "Census", itemsizes: dict[str, int]) -> float | None:
+def program_bytes(census: Census, itemsizes: dict[str, int]) -> float | None:
     """Bytes one device sends at the program's own dtypes: the values of each collective the
     compiled HLO runs, times the item size the program gave that kind of collective. A kind the
     compiler introduced by itself counts at the widest size the program asked for."""
@@ -144,17 +144,22 @@ def _parse_module(text: str) -> tuple[dict[str, list[_Instr]], str | None, int]:
 def _split_instr(name: str, rest: str) -> _Instr:
     rest = rest.strip()
     if rest.startswith("("):
-        depth = 0
-        for i, ch in enumerate(rest):
-            depth += ch == "("
-            depth -= ch == ")"
-            if depth == 0:
-                break
-        result_type, rest = rest[: i + 1], rest[i + 1 :].strip()
+        end = _closing_paren(rest) + 1
+        result_type, rest = rest[:end], rest[end:].strip()
     else:
         result_type, _, rest = rest.partition(" ")
     op, _, attrs = rest.partition("(")
     return _Instr(name, op.strip(), result_type, attrs)
+
+
+def _closing_paren(text: str) -> int:
+    """The index of the ``)`` that closes the ``(`` at ``text[0]`` (the last index if none does)."""
+    depth = 0
+    for index, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return index
+    return len(text) - 1
 
 
 def _multiplicities(comps: dict[str, list[_Instr]], entry: str) -> dict[str, int | None]:
@@ -179,9 +184,7 @@ def _callees(ins: _Instr) -> list[tuple[str, int | None]]:
         body = re.search(r"body=%?([\w.\-]+)", ins.attrs)
         trip = re.search(r'"known_trip_count":\{"n":"(\d+)"\}', ins.attrs)
         return [(body.group(1), int(trip.group(1)) if trip else None)] if body else []
-    names = re.findall(
-        r"(?:calls|true_computation|false_computation)=%?([\w.\-]+)", ins.attrs
-    )
+    names = re.findall(r"(?:calls|true_computation|false_computation)=%?([\w.\-]+)", ins.attrs)
     for group in re.findall(r"branch_computations=\{([^}]*)\}", ins.attrs):
         names += [n.strip().lstrip("%") for n in group.split(",")]
     return [(name, 1) for name in names]
@@ -191,10 +194,7 @@ def _result_arrays(type_text: str, asynchronous: bool) -> list[tuple[int, int]]:
     """(element count, item size) of each array a collective produces. A tuple result (psum of
     several arrays, merged into one all-reduce) sends every member; an async ``-start`` op's
     tuple holds its operand and result as well, so only the largest counts."""
-    arrays = [
-        (prod(int(d) for d in dims.split(",") if d), _ITEMSIZE[dt])
-        for dt, dims in _ARRAY_RE.findall(type_text)
-    ]
+    arrays = [(prod(int(d) for d in dims.split(",") if d), _ITEMSIZE[dt]) for dt, dims in _ARRAY_RE.findall(type_text)]
     return [max(arrays, default=(0, 0))] if asynchronous else arrays
 
 

@@ -36,18 +36,14 @@ class MeshSpec:
     names: tuple[str, ...]
 
     @classmethod
-    def parse(cls, text: str) -> "MeshSpec":
+    def parse(cls, text: str) -> MeshSpec:
         match = _MESH_RE.match(text.strip())
         if not match:
-            raise MeshSpecError(
-                f"bad mesh {text!r}: write sizes and axis names like '8:i' or '2x4:x,y'"
-            )
+            raise MeshSpecError(f"bad mesh {text!r}: write sizes and axis names like '8:i' or '2x4:x,y'")
         shape = tuple(int(s) for s in match.group(1).split("x"))
         names = tuple(match.group(2).split(","))
         if len(shape) != len(names):
-            raise MeshSpecError(
-                f"bad mesh {text!r}: {len(shape)} sizes but {len(names)} axis names"
-            )
+            raise MeshSpecError(f"bad mesh {text!r}: {len(shape)} sizes but {len(names)} axis names")
         if len(set(names)) != len(names):
             raise MeshSpecError(f"bad mesh {text!r}: axis names must differ")
         if any(s < 1 for s in shape):
@@ -65,7 +61,7 @@ class MeshSpec:
     def __str__(self) -> str:
         return "x".join(map(str, self.shape)) + ":" + ",".join(self.names)
 
-    def build(self) -> "jax.sharding.Mesh":
+    def build(self) -> jax.sharding.Mesh:
         """The concrete mesh over the first ``size`` devices of the default backend."""
         import jax
         from jax.sharding import AxisType
@@ -85,7 +81,7 @@ class MeshSpec:
         )
 
 
-def signature(mesh: "jax.sharding.Mesh") -> dict[str, Any]:
+def signature(mesh: jax.sharding.Mesh) -> dict[str, Any]:
     """Plain data that pins a mesh down: shape, names, axis types, device ids, platform."""
     devices = mesh.devices.flat
     return {

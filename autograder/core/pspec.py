@@ -6,7 +6,8 @@ JSON form: a list whose entries are ``None``, an axis name, or a list of axis na
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import jax
@@ -19,7 +20,7 @@ def to_json(spec: Sequence[Any]) -> SpecJSON:
     return [list(e) if isinstance(e, tuple) else e for e in spec]
 
 
-def from_json(entries: Sequence[Any]) -> "jax.sharding.PartitionSpec":
+def from_json(entries: Sequence[Any]) -> jax.sharding.PartitionSpec:
     import jax
 
     return jax.P(*(tuple(e) if isinstance(e, list) else e for e in entries))

@@ -5,7 +5,7 @@ sandbox is told; never values), measurements (what the trusted side found) and t
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, TypedDict, Union
+from typing import Any, Literal, TypedDict
 
 from .pspec import SpecJSON
 
@@ -55,7 +55,7 @@ class StepSig(TypedDict):
     mesh: str
 
 
-Signature = Union[ShardMapSig, PythonSig, LayoutSig, StepSig]
+Signature = ShardMapSig | PythonSig | LayoutSig | StepSig
 
 
 class Verdict(TypedDict):

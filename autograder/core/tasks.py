@@ -8,8 +8,9 @@ inputs from seeds and runs the artifacts) and the notebooks' self-checks.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from . import pspec
 from .kinds import Kind
@@ -41,9 +42,7 @@ class Layout:
     def spec(self, mesh: MeshSpec, axis: str | None) -> tuple[SpecEntry, ...]:
         return tuple(_resolve(entry, mesh, axis) for entry in self.template)
 
-    def global_shape(
-        self, local_shape: tuple[int, ...], mesh: MeshSpec, axis: str | None
-    ) -> tuple[int, ...]:
+    def global_shape(self, local_shape: tuple[int, ...], mesh: MeshSpec, axis: str | None) -> tuple[int, ...]:
         sizes = mesh.axis_sizes
         spec = self.spec(mesh, axis)
         out = list(local_shape)
@@ -183,7 +182,7 @@ class Task:
     def tolerance_for(self, dtype: str) -> Tolerance:
         return self.tolerance.get(dtype, (0.0, 0.0))
 
-    def with_hidden(self, hidden: tuple[Case, ...]) -> "Task":
+    def with_hidden(self, hidden: tuple[Case, ...]) -> Task:
         return replace(self, cases=self.cases + tuple(replace(c, hidden=True) for c in hidden))
 
     def given(self) -> Training:

@@ -21,16 +21,18 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..core.errors import JaxcourseError
 from ..grading import images
 
 if TYPE_CHECKING:
-    import docker
     from docker.models.containers import Container
+
+    import docker
 
 WORK_IN_CONTAINER = "/home/jovyan/work"
 JOVYAN = (1000, 100)
@@ -174,7 +176,7 @@ def container_options(variant: str, work: Path, port: int, token: str) -> dict:
     return options
 
 
-def start_container(client: "docker.DockerClient", options: dict, say: Say = _say) -> "Container":
+def start_container(client: docker.DockerClient, options: dict, say: Say = _say) -> Container:
     """Start the lab container; a cuda start without a GPU runtime goes on without GPUs, and says so."""
     from docker.errors import APIError, NotFound
 
@@ -202,7 +204,7 @@ def start_container(client: "docker.DockerClient", options: dict, say: Say = _sa
         raise LabError(f"cannot start the lab container: {text.splitlines()[0]}") from None
 
 
-def _remove_quietly(client: "docker.DockerClient", name: str) -> None:
+def _remove_quietly(client: docker.DockerClient, name: str) -> None:
     from docker.errors import NotFound
 
     try:
@@ -211,7 +213,7 @@ def _remove_quietly(client: "docker.DockerClient", name: str) -> None:
         pass
 
 
-def wait_healthy(container: "Container", timeout: float = READY_TIMEOUT_S) -> float:
+def wait_healthy(container: Container, timeout: float = READY_TIMEOUT_S) -> float:
     """Seconds until Docker's HEALTHCHECK passes; LabError with the log tail if the container dies."""
     start = time.monotonic()
     while time.monotonic() - start < timeout:
@@ -227,7 +229,7 @@ def wait_healthy(container: "Container", timeout: float = READY_TIMEOUT_S) -> fl
     raise LabError(f"the lab container was not healthy after {timeout:.0f} s; see `docker logs {container.name}`")
 
 
-def serve_docker(client: "docker.DockerClient", variant: str, work: Path, port: int, token: str,
+def serve_docker(client: docker.DockerClient, variant: str, work: Path, port: int, token: str,
                  created: bool) -> int:  # fmt: skip
     images.ensure(variant, client, _say)
     if os.getuid() == 0 and created:
@@ -253,7 +255,7 @@ def serve_docker(client: "docker.DockerClient", variant: str, work: Path, port: 
             _say(f"jaxcourse: lab stopped; your work stays in {work}")
 
 
-def _follow(container: "Container") -> int:
+def _follow(container: Container) -> int:
     """Echo the container's own messages (platform, course files) and errors until it ends."""
     pending = b""
     for chunk in container.logs(stream=True, follow=True):

@@ -23,7 +23,9 @@ def execute(path: Path, timeout: float = 600, strict: bool = True) -> tuple[nbfo
     nb = nbformat.read(path, as_version=4)
     if strict:
         nb.cells.insert(0, nbformat.v4.new_code_cell(STRICT_WARNINGS))
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
     start = time.perf_counter()
     client.execute()
     if strict:

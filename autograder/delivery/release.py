@@ -27,7 +27,9 @@ def release(course: Course, assignment: str | None = None) -> list[Path]:
     names = known if assignment is None else [assignment]
     for name in names:
         if name not in known:
-            raise ReleaseError(f"no assignment {name!r} under {course.nbgrader_root / 'source'}; known: {', '.join(known)}")
+            raise ReleaseError(
+                f"no assignment {name!r} under {course.nbgrader_root / 'source'}; known: {', '.join(known)}"
+            )
         _generate(course, name)
     return [course.nbgrader_root / "release" / name for name in names]
 

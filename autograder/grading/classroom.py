@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ..core.course import Course
 from ..core.errors import JaxcourseError

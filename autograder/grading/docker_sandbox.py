@@ -48,7 +48,7 @@ class DockerSandbox:
     name = "docker"
     isolates = True
 
-    def __init__(self, image: str, limits: Limits, client: "docker.DockerClient | None" = None) -> None:
+    def __init__(self, image: str, limits: Limits, client: docker.DockerClient | None = None) -> None:
         from .images import connect
 
         self.image, self.limits = image, limits
@@ -100,20 +100,31 @@ class DockerSandbox:
             "user": "1000:100",
             "working_dir": HOME,
             "environment": {
-                "HOME": HOME, "JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg", "PYTHONPATH": "/opt/grader",
-                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONSAFEPATH": "1",
-            },  # fmt: skip
+                "HOME": HOME,
+                "JAX_PLATFORMS": "cpu",
+                "MPLBACKEND": "Agg",
+                "PYTHONPATH": "/opt/grader",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONNOUSERSITE": "1",
+                "PYTHONSAFEPATH": "1",
+            },
             # The grader's own untrusted side, read-only, in place of the image's whole package.
-            "volumes": [f"{job}:/job:ro", f"{out}:/out:rw", f"{self.package}:{GRADER_PACKAGE}:ro",
-                        f"{self.package}:{IMAGE_PACKAGE}:ro"],  # fmt: skip
+            "volumes": [
+                f"{job}:/job:ro",
+                f"{out}:/out:rw",
+                f"{self.package}:{GRADER_PACKAGE}:ro",
+                f"{self.package}:{IMAGE_PACKAGE}:ro",
+            ],
             "network_mode": "none",
             "mem_limit": limits.memory,
             "memswap_limit": limits.memory,
             "nano_cpus": int(limits.cpus * 1e9),
             "pids_limit": limits.pids,
             "read_only": True,
-            "tmpfs": {"/tmp": f"size={limits.tmpfs},mode=1777",
-                      HOME: f"size={limits.tmpfs},mode=0700,uid=1000,gid=100"},  # fmt: skip
+            "tmpfs": {
+                "/tmp": f"size={limits.tmpfs},mode=1777",
+                HOME: f"size={limits.tmpfs},mode=0700,uid=1000,gid=100",
+            },
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],
             "init": True,
@@ -122,7 +133,7 @@ class DockerSandbox:
         }
 
 
-def _kill(container: "docker.models.containers.Container") -> None:
+def _kill(container: docker.models.containers.Container) -> None:
     """SIGKILL, and wait for it: an engine busy tearing down a thousand forked processes may
     answer that it got no exit event yet."""
     import docker.errors
@@ -140,7 +151,7 @@ def _kill(container: "docker.models.containers.Container") -> None:
                 return
 
 
-def _remove(container: "docker.models.containers.Container") -> None:
+def _remove(container: docker.models.containers.Container) -> None:
     import docker.errors
 
     for _ in range(KILL_TRIES):
@@ -172,12 +183,12 @@ def _open_for_container(folder: Path) -> None:
         path.chmod(0o755 if path.is_dir() else 0o644)
 
 
-def _logs(container: "docker.models.containers.Container") -> str:
+def _logs(container: docker.models.containers.Container) -> str:
     data = container.logs(stdout=True, stderr=True, tail=200)
     return data[-LOG_TAIL_BYTES:].decode("utf-8", "replace")
 
 
-def remove_orphans(client: "docker.DockerClient") -> int:
+def remove_orphans(client: docker.DockerClient) -> int:
     """Remove sandbox containers whose grader on this host is gone (killed mid-class)."""
     host = socket.gethostname()
     removed = 0

@@ -27,7 +27,7 @@ _STATUS_NOTE = {
 }
 
 
-def markdown(report: "Report") -> str:
+def markdown(report: Report) -> str:
     lines = [
         f"# {report.assignment}: feedback for {report.student}",
         "",
@@ -43,7 +43,7 @@ def markdown(report: "Report") -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_html(report: "Report") -> str:
+def to_html(report: Report) -> str:
     rows = "\n".join(
         f"<tr class='{t.status}'><td>{html.escape(t.name)}"
         f"{' <em>(hidden)</em>' if t.visibility == 'hidden' else ''}</td>"
@@ -72,20 +72,24 @@ tr.passed td:nth-child(3) {{ color: #1a7f37; }} tr.failed td:nth-child(3), tr.er
 """
 
 
-def _message(test: "TestResult") -> str:
+def _message(test: TestResult) -> str:
     """A hidden test says only whether it passed: its message would describe its cases."""
     if test.visibility == "hidden":
-        return "" if test.status == "passed" else "a hidden case fails; check your function on other meshes, axes and dtypes"
+        return (
+            ""
+            if test.status == "passed"
+            else "a hidden case fails; check your function on other meshes, axes and dtypes"
+        )
     return test.message
 
 
-def _picture(test: "TestResult") -> str:
+def _picture(test: TestResult) -> str:
     if test.visibility == "hidden" or not test.figure:
         return ""
     return f"<div class='figure'>{svg(test.figure)}</div>"
 
 
-def write(directory: Path, report: "Report") -> None:
+def write(directory: Path, report: Report) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     write_atomic(directory / "feedback.md", markdown(report))
     write_atomic(directory / "feedback.html", to_html(report))

@@ -11,8 +11,9 @@ import io
 import json
 import os
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from ..core.errors import JaxcourseError
 from ..core.files import write_atomic
@@ -27,7 +28,7 @@ class GradebookError(JaxcourseError):
     """The gradebook does not know the assignment (it has not been released)."""
 
 
-def record(db_url: str, notebook: str, report: "Report", timestamp: str | None) -> None:
+def record(db_url: str, notebook: str, report: Report, timestamp: str | None) -> None:
     """Write one submission's per-grade-cell scores in one commit."""
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -56,7 +57,7 @@ def record(db_url: str, notebook: str, report: "Report", timestamp: str | None) 
         gb.db.commit()
 
 
-def write_csv(path: Path, reports: Iterable["Report"]) -> None:
+def write_csv(path: Path, reports: Iterable[Report]) -> None:
     text = io.StringIO(newline="")
     writer = csv.writer(text)
     writer.writerow(CSV_COLUMNS)
@@ -65,6 +66,6 @@ def write_csv(path: Path, reports: Iterable["Report"]) -> None:
     write_atomic(path, text.getvalue())
 
 
-def write_results(path: Path, report: "Report") -> None:
+def write_results(path: Path, report: Report) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(report.to_json(), indent=2))

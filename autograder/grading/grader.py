@@ -29,9 +29,9 @@ from ..trusted.jobs import Evaluation
 from ..trusted.kinds import score_task
 from ..trusted.worker import MESH_MISMATCH_EXIT
 from . import references
-from .references import WORKER
 from . import submissions as nbio
 from .package import code_text
+from .references import WORKER
 from .report import Report
 from .sandbox import Outcome, ProcessSandbox, Sandbox, clean_env, run_process
 
@@ -51,7 +51,7 @@ class PlannedTest:
 
 class Grader:
     """Everything one assignment's submissions share. The reference results are computed on
-first use (the first ``grade``), not when the grader is made."""
+    first use (the first ``grade``), not when the grader is made."""
 
     def __init__(
         self,
@@ -77,9 +77,7 @@ first use (the first ``grade``), not when the grader is made."""
             for t in tasks
             for i, c in enumerate(t.cases)
         ]
-        self.num_devices = max(
-            [default_device_count()] + [MeshSpec.parse(p.case.mesh).size for p in self.tests]
-        )
+        self.num_devices = max([default_device_count()] + [MeshSpec.parse(p.case.mesh).size for p in self.tests])
         self.timeout, self.test_timeout, self.startup = timeout, test_timeout, startup
         self.source = self._source(course)
         self.provider, self.cache = provider, cache
@@ -137,7 +135,9 @@ first use (the first ``grade``), not when the grader is made."""
         (job / CELLS).write_text(json.dumps(cells))
         plan: Plan = {
             "num_devices": self.num_devices,
-            "tests": [{"id": p.id, "sig": p.sig, "index": i, "timeout": self.test_timeout} for i, p in enumerate(self.tests)],
+            "tests": [
+                {"id": p.id, "sig": p.sig, "index": i, "timeout": self.test_timeout} for i, p in enumerate(self.tests)
+            ],
         }
         (job / PLAN).write_text(json.dumps(plan))
         return job, out, artifacts
@@ -250,9 +250,7 @@ def _last_line(text: str) -> str:
     return lines[-1].strip() if lines else "no output"
 
 
-def grader_for(
-    assignment: str, course: Course | None, cache: Path | None = None, **options: Any
-) -> Grader:
+def grader_for(assignment: str, course: Course | None, cache: Path | None = None, **options: Any) -> Grader:
     """A ``Grader``, with its reference cache under the course (or a temporary directory)."""
     spec = specs.get(assignment)
     if cache is None:

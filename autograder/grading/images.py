@@ -16,9 +16,10 @@ import subprocess
 import sys
 import tarfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 from ..core.errors import JaxcourseError
 
@@ -52,7 +53,7 @@ def tag(variant: str) -> str:
     return f"{REPOSITORY}:{variant}"
 
 
-def connect() -> "docker.DockerClient":
+def connect() -> docker.DockerClient:
     """A client for the local engine, or EngineUnavailable with the reason in one line."""
     try:
         import docker
@@ -86,7 +87,7 @@ class Sources:
     release: Path
 
     @classmethod
-    def of(cls, repo: Path) -> "Sources":
+    def of(cls, repo: Path) -> Sources:
         return cls(repo, repo / "course", repo / "assignments" / "release")
 
     def check(self) -> None:
@@ -193,7 +194,7 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes | None, mode: int) -> None
         tar.addfile(info, io.BytesIO(data))
 
 
-def choose_base(client: "docker.DockerClient", requested: str | None, say: Say) -> str:
+def choose_base(client: docker.DockerClient, requested: str | None, say: Say) -> str:
     """The official slim Python image when it is here or can be pulled, else the offline base."""
     from docker.errors import DockerException, ImageNotFound
 
@@ -223,7 +224,7 @@ def choose_base(client: "docker.DockerClient", requested: str | None, say: Say) 
     return OFFLINE_BASE
 
 
-def build(variant: str, *, client: "docker.DockerClient | None" = None, base: str | None = None,
+def build(variant: str, *, client: docker.DockerClient | None = None, base: str | None = None,
           sources: Sources | None = None, image_tag: str | None = None,
           say: Say = print, verbose: bool = False) -> str:  # fmt: skip
     """Build ``jaxcourse:<variant>`` (or ``image_tag``); returns the image id."""
@@ -255,7 +256,7 @@ def build(variant: str, *, client: "docker.DockerClient | None" = None, base: st
     return image_id
 
 
-def _image_id(client: "docker.DockerClient", name: str) -> str | None:
+def _image_id(client: docker.DockerClient, name: str) -> str | None:
     from docker.errors import ImageNotFound
 
     try:
@@ -264,7 +265,7 @@ def _image_id(client: "docker.DockerClient", name: str) -> str | None:
         return None
 
 
-def _remove_superseded(client: "docker.DockerClient", image_id: str) -> None:
+def _remove_superseded(client: docker.DockerClient, image_id: str) -> None:
     """Drop the image the new build replaced: untagged, it only fills the disk (GBs per build)."""
     from docker.errors import APIError
 
@@ -274,7 +275,7 @@ def _remove_superseded(client: "docker.DockerClient", image_id: str) -> None:
         pass  # a container still uses it, or another tag does: Docker keeps it, and so do we
 
 
-def _stream_build(client: "docker.DockerClient", context: io.BytesIO, name: str,
+def _stream_build(client: docker.DockerClient, context: io.BytesIO, name: str,
                   buildargs: dict[str, str], say: Say, verbose: bool) -> str:  # fmt: skip
     """Run the classic builder through the API: its whole log when verbose, else one line per
     Dockerfile step (a first build takes minutes); the log's tail goes with an error."""
@@ -300,11 +301,11 @@ def _stream_build(client: "docker.DockerClient", context: io.BytesIO, name: str,
     return image_id
 
 
-def image_size(client: "docker.DockerClient", name: str) -> int:
+def image_size(client: docker.DockerClient, name: str) -> int:
     return int(client.images.get(name).attrs["Size"])
 
 
-def ensure(variant: str, client: "docker.DockerClient", say: Say = print) -> str:
+def ensure(variant: str, client: docker.DockerClient, say: Say = print) -> str:
     """The variant's image, built first when missing; warns when its lock is older than the repo's."""
     from docker.errors import ImageNotFound
 

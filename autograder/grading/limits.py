@@ -72,7 +72,10 @@ def _check(name: str, value: Any, where: str) -> None:
         ok = isinstance(value, str) and bool(_MEMORY.match(value.lower()))
         need = 'a size such as "2g" or "512m"'
     elif name == "pids":
-        ok, need = isinstance(value, int) and not isinstance(value, bool) and value >= 16, "a whole number of at least 16"
+        ok, need = (
+            isinstance(value, int) and not isinstance(value, bool) and value >= 16,
+            "a whole number of at least 16",
+        )
     else:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
         need = "a positive number"

@@ -37,12 +37,12 @@ class Provider:
     job: dict[str, Any]
 
     @classmethod
-    def solutions(cls, root: Path, module: str) -> "Provider":
+    def solutions(cls, root: Path, module: str) -> Provider:
         text = (root / "solutions" / f"{module}.py").read_text()
         return cls("solutions", text, {"kind": "solutions", "root": str(root), "module": module})
 
     @classmethod
-    def oracle(cls, assignment: str) -> "Provider":
+    def oracle(cls, assignment: str) -> Provider:
         from .. import specs
 
         spec_files = sorted(Path(specs.__file__).parent.glob("*.py"))
@@ -53,7 +53,9 @@ class Provider:
 def fingerprint(provider: Provider, sig: Signature, seed: int) -> str:
     import jax
 
-    blob = json.dumps([provider.kind, provider.source_text, sig, seed, code_text(*ENGINE), jax.__version__], sort_keys=True)
+    blob = json.dumps(
+        [provider.kind, provider.source_text, sig, seed, code_text(*ENGINE), jax.__version__], sort_keys=True
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 

@@ -35,6 +35,6 @@ class Report:
         }  # fmt: skip
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Report":
+    def from_json(cls, data: dict[str, Any]) -> Report:
         tests = [TestResult(**t) for t in data["tests"]]
         return cls(data["student"], data["assignment"], data["status"], data["message"], tests, data["fingerprint"])

@@ -8,9 +8,10 @@ as the grader. ``hidden=True`` adds the hidden cases; that needs the instructor'
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..core.course import Course, CourseError
 from ..core.records import Measurement, TestResult, fail

@@ -48,9 +48,7 @@ def _is_test(cell: Any) -> bool:
     return bool(meta.get("grade")) and not meta.get("solution")
 
 
-def code_cells(
-    submitted: nbformat.NotebookNode, source: nbformat.NotebookNode | None
-) -> list[Cell]:
+def code_cells(submitted: nbformat.NotebookNode, source: nbformat.NotebookNode | None) -> list[Cell]:
     """The code the sandbox runs: the student's cells, locked ones restored, tests left out."""
     locked = {}
     if source is not None:
@@ -73,6 +71,7 @@ class Submission:
     student: str
     notebook: Path
     timestamp: str | None
+
 
 def find_submissions(submissions: Path, assignment: str, notebook: str) -> list[Submission]:
     """Every ``<student>/<assignment>/`` folder; a missing notebook is still a submission to report."""

@@ -7,7 +7,8 @@ cover ``core.kinds.KINDS``, and a test holds them to it.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from ..core.kinds import Kind
 from ..core.records import Signature

@@ -20,9 +20,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable, Sequence
+from typing import IO, Any
 
 from ..core.errors import JaxcourseError
 
@@ -217,7 +218,14 @@ def _launch_function(
         payload = Path(tmp) / "payload.pkl"
         payload.write_bytes(cloudpickle.dumps((fn, tuple(args))))
         commands = [
-            [sys.executable, "-m", "autograder.harness.launch", "function", str(payload), str(Path(tmp) / f"{rank}.pkl")]
+            [
+                sys.executable,
+                "-m",
+                "autograder.harness.launch",
+                "function",
+                str(payload),
+                str(Path(tmp) / f"{rank}.pkl"),
+            ]
             for rank in range(n)
         ]
         run_group(commands, devices, timeout, out)

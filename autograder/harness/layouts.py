@@ -21,8 +21,9 @@ import io
 import json
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -68,8 +69,7 @@ def flatten(tree: Any) -> dict[str, Any]:
     import jax
 
     return {
-        jax.tree_util.keystr(path, simple=True, separator="/"): leaf
-        for path, leaf in jax.tree.leaves_with_path(tree)
+        jax.tree_util.keystr(path, simple=True, separator="/"): leaf for path, leaf in jax.tree.leaves_with_path(tree)
     }
 
 

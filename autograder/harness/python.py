@@ -3,7 +3,8 @@ answer is the return value or the exception raised, as plain data."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..core import pspec
 from ..core.records import PythonSig

@@ -7,7 +7,8 @@ wrap a function here, so it is called identically wherever it runs.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..core import pspec
 from ..core.errors import JaxcourseError

@@ -4,7 +4,8 @@ trusted side can run it on inputs the sandbox never saw and read its collectives
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -51,9 +51,7 @@ def _matmul_traffic_oracle(batch, features, outputs, devices):
 
     from ..core.hlo import hlo_census
 
-    mesh = jax.make_mesh(
-        (devices,), ("i",), axis_types=(AxisType.Explicit,), devices=jax.devices()[:devices]
-    )
+    mesh = jax.make_mesh((devices,), ("i",), axis_types=(AxisType.Explicit,), devices=jax.devices()[:devices])
     x = jax.ShapeDtypeStruct((batch, features), jnp.float32, sharding=NamedSharding(mesh, jax.P(None, "i")))
     w = jax.ShapeDtypeStruct((features, outputs), jnp.float32, sharding=NamedSharding(mesh, jax.P("i", None)))
 
@@ -119,10 +117,7 @@ EXERCISES = Assignment(
             grade_id="matmul_traffic",
             kind="python",
             points={"values": 1.0},
-            cases=tuple(
-                Case(args=args)
-                for args in ((8, 16, 4, 8), (4, 12, 6, 4), (64, 8, 64, 8), (6, 2, 10, 2))
-            ),
+            cases=tuple(Case(args=args) for args in ((8, 16, 4, 8), (4, 12, 6, 4), (64, 8, 64, 8), (6, 2, 10, 2))),
             oracle=_matmul_traffic_oracle,
         ),
     ),

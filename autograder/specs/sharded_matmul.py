@@ -8,7 +8,8 @@ the grader bounds each function's traffic by them, and ``comm_bytes``'s oracle r
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..core.mesh import MeshSpec
 from ..core.tasks import DTYPE_BYTES, REPLICATED, Assignment, Case, Input, Layout, Task
@@ -131,9 +132,9 @@ def _gather_rows_oracle(a, b, axis_name):
     return jax.lax.all_gather(a, axis_name, axis=0, tiled=True) @ b
 
 
-COMM_BYTES_CASES = tuple(
-    Case(args=(strategy, 32, 16, 8, 8, 4)) for strategy in CLOSED_FORMS
-) + (Case(args=("matmul_reshard", 16, 8, 12, 4, 2)),)
+COMM_BYTES_CASES = tuple(Case(args=(strategy, 32, 16, 8, 8, 4)) for strategy in CLOSED_FORMS) + (
+    Case(args=("matmul_reshard", 16, 8, 12, 4, 2)),
+)
 
 ASSIGNMENT = Assignment(
     name="02_sharded_matmul",

@@ -4,7 +4,8 @@ one assignment."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypedDict
+from collections.abc import Callable
+from typing import Any, TypedDict
 
 from ..core.records import Measurement, Signature
 from ..core.tasks import Case

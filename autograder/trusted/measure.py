@@ -7,7 +7,8 @@ self-checks, so all three judge a case the same way.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,7 @@ def compare_values(
             bad_devices.append((shard.device, int((~close).sum()), close.size))
     if not bad_devices:
         return ok()
-    device, wrong, total = bad_devices[0]
+    _, wrong, total = bad_devices[0]
     where = ", ".join(f"{d} ({_coords(mesh, d)})" for d, _, _ in bad_devices[:4])
     more = f" and {len(bad_devices) - 4} more" if len(bad_devices) > 4 else ""
     return fail(

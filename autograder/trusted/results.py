@@ -66,7 +66,9 @@ def _read_regular(path: Path, limit: int, what: str) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise ResultsError(f"the runner's {what} is not a regular file")
         if info.st_size > limit:
-            raise ResultsError(f"the runner's {what} are larger than allowed ({info.st_size} bytes; the limit is {limit})")
+            raise ResultsError(
+                f"the runner's {what} are larger than allowed ({info.st_size} bytes; the limit is {limit})"
+            )
         return f.read(limit + 1)
 
 

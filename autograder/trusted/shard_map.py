@@ -15,7 +15,7 @@ from . import policy, reference
 from .inputs import make_inputs
 from .jobs import Evaluation, ReferenceJob, References
 from .measure import compare_values, execute, host_value
-from .verdict import score as score  # noqa: PLC0414  (the registry's name for this kind's verdict)
+from .verdict import score as score
 
 
 def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

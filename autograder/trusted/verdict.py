@@ -8,7 +8,8 @@ so a submission cannot earn points without computing correct outputs.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..core.records import Census, Measurement, TestResult
 from ..core.tasks import COLLECTIVES, HLO_TO_JAX, Case, Task
@@ -59,7 +60,12 @@ def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict
         return None
     reference = m.get("reference_census") or {}
     if task.comm_bytes is not None:
-        sent, minimum, ref, unit = m["census"]["program_bytes"], task.comm_bytes(case), reference.get("program_bytes"), "bytes"
+        sent, minimum, ref, unit = (
+            m["census"]["program_bytes"],
+            task.comm_bytes(case),
+            reference.get("program_bytes"),
+            "bytes",
+        )
     else:
         sent, unit, ref = m["census"]["values_per_device"], "values", reference.get("values_per_device")
         minimum = task.comm_bound(case) if task.comm_bound else ref

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..core.errors import JaxcourseError
 from ..core.mesh import MeshSpec, signature, use_cpu_devices

@@ -13,8 +13,9 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run",
@@ -54,7 +55,9 @@ class Page:
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
         if "exceptionDetails" in result:
             details = result["exceptionDetails"]
-            raise RuntimeError(f"{expression[:120]}: {details.get('exception', {}).get('description', details.get('text'))}")
+            raise RuntimeError(
+                f"{expression[:120]}: {details.get('exception', {}).get('description', details.get('text'))}"
+            )
         return result["result"].get("value")
 
     def wait_for(self, expression: str, what: str, timeout: float = 60.0) -> Any:

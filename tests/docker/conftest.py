@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -113,4 +113,3 @@ def chromium_or_skip() -> str:
 
 def released_notebooks(sources: images.Sources) -> list[Path]:
     return sorted(sources.release.rglob("*.ipynb"))
-

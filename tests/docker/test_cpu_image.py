@@ -91,10 +91,10 @@ def test_says_which_platform_jax_found(lab_container):
 
 
 def test_nbgrader_student_extensions_only(lab_container):
-    code, out = lab_container.exec("jupyter", "server", "extension", "list")
+    _, out = lab_container.exec("jupyter", "server", "extension", "list")
     for name in ("assignment_list", "validate_assignment"):
         assert re.search(rf"nbgrader\.server_extensions\.{name}\s+\S*enabled", out), out
-    code, out = lab_container.exec("jupyter", "labextension", "list")
+    _, out = lab_container.exec("jupyter", "labextension", "list")
     assert "@jupyter/nbgrader" in out and "enabled" in out, out
     disabled = out.split("Disabled extensions:")[-1]
     for plugin in ("formgrader", "create-assignment", "course-list"):
@@ -117,7 +117,7 @@ def test_assignments_validate_and_submit(lab_container, sources):
     name = sorted(names)[0]
     submitted = lab_container.post("/assignments/submit", assignment_id=name, course_id=images.COURSE_ID).json()
     assert submitted["success"], submitted
-    code, out = lab_container.exec("ls", f"/srv/nbgrader/exchange/{images.COURSE_ID}/inbound", user="root")
+    _, out = lab_container.exec("ls", f"/srv/nbgrader/exchange/{images.COURSE_ID}/inbound", user="root")
     assert f"jovyan+{name}+" in out, out
 
 
@@ -143,7 +143,9 @@ def test_released_notebooks_run_without_network(client, cpu_image, sources, tmp_
     for i, target in enumerate(targets):
         cells = [c for c in json.loads((out / f"{i}.ipynb").read_text())["cells"] if c["cell_type"] == "code"]
         errors = [o for c in cells for o in c.get("outputs", []) if o["output_type"] == "error"]
-        assert not [o for o in cells[0].get("outputs", []) if o["output_type"] == "error"], f"{target}: the setup cell failed"
+        assert not [o for o in cells[0].get("outputs", []) if o["output_type"] == "error"], (
+            f"{target}: the setup cell failed"
+        )
         unexpected = [f"{o['ename']}: {o['evalue'][:200]}" for o in errors
                       if o["ename"] not in UNSOLVED and "NotImplementedError" not in "".join(o["traceback"])]  # fmt: skip
         assert not unexpected, f"{target} failed for a reason other than unsolved stubs: {unexpected}"
@@ -181,7 +183,9 @@ def test_image_holds_no_solutions_or_hidden_tests(client, cpu_image):
                 if name.startswith(NBGRADER_ITSELF):
                     continue
                 parts = name.split("/")
-                if "solutions" in parts[:-1] and parts[-1] == "__init__.py" or name.endswith("solutions/collectives.py"):
+                if ("solutions" in parts[:-1] and parts[-1] == "__init__.py") or name.endswith(
+                    "solutions/collectives.py"
+                ):
                     problems.append(f"{name}: a solutions package")
                 if "/assignments/source/" in f"/{name}" or parts[-1] == "gradebook.db":
                     problems.append(f"{name}: instructor files")
@@ -208,4 +212,3 @@ def test_pip_freeze_recorded_and_matches_the_lock(lab_container):
     drift = {k: (v, norm.get(k)) for k, v in pinned.items() if norm.get(k) != v}
     assert not drift, f"installed versions differ from requirements/cpu.lock: {drift}"
     assert not re.search(r"^nvidia-|^jax-cuda|^libtpu", freeze, re.M), "the cpu image must hold no CUDA or TPU runtime"
-

@@ -75,7 +75,9 @@ def test_lab_in_docker_serves_and_stops_on_ctrl_c(client, cpu_image, tmp_path):
         code, rest = stop(proc)
     assert code == 0, rest
     assert "lab stopped" in rest, rest
-    assert not client.containers.list(all=True, filters={"name": f"jaxcourse-lab-{port}"}), "the container outlived Ctrl-C"
+    assert not client.containers.list(all=True, filters={"name": f"jaxcourse-lab-{port}"}), (
+        "the container outlived Ctrl-C"
+    )
 
 
 def _course_tree(tmp_path: Path, release: Path) -> Path:

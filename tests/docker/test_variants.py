@@ -59,7 +59,9 @@ def test_variant_container_options():
 def test_cuda_lab_without_gpu_runtime_starts_on_cpu(client, built, tmp_path):
     built("cuda")
     said: list[str] = []
-    options = lab.container_options("cuda", jovyan_dir(tmp_path / "work"), 0, "t") | {"ports": {"8888/tcp": ("127.0.0.1", None)}}
+    options = lab.container_options("cuda", jovyan_dir(tmp_path / "work"), 0, "t") | {
+        "ports": {"8888/tcp": ("127.0.0.1", None)}
+    }
     container = lab.start_container(client, options, say=said.append)
     try:
         lab.wait_healthy(container)

@@ -6,7 +6,8 @@ parameters and the loss history within ``TOLERANCE`` of the reference's."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

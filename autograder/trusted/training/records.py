@@ -22,7 +22,6 @@ MAX_VALUES = 1 << 20  # numbers one layout's record may hold
 DTYPES = frozenset({"float32", "float64", "int32", "bfloat16", "float16"})
 
 
-
 class RecordError(JaxcourseError, ValueError):
     """What the sandbox sent back does not have the shape of a layout record."""
 

@@ -11,7 +11,8 @@ collectives."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -120,7 +121,9 @@ def measure_step(
         "dropout_free": fail(dropout_free) if dropout_free else ok(),
         "census": census,
         "devices": inputs.mesh.size,
-        "num_params": sum(leaf.size for path, leaf in zip(inputs.paths, inputs.state) if path.startswith(inputs.given.params_prefix)),
+        "num_params": sum(
+            leaf.size for path, leaf in zip(inputs.paths, inputs.state) if path.startswith(inputs.given.params_prefix)
+        ),
         "same_masks": _devices_sharing_masks(call, inputs, got),
     }
 
@@ -169,7 +172,9 @@ def _ratio(
         return ""
     k = float(mine @ theirs) / size  # the multiple that fits best, and how well it fits
     if abs(k - 1) > 0.1 and np.linalg.norm(mine - k * theirs) <= 1e-3 * np.linalg.norm(mine):
-        return f"; every parameter moved {k:.3g} times as far as the reference's: are the gradients summed, not averaged?"
+        return (
+            f"; every parameter moved {k:.3g} times as far as the reference's: are the gradients summed, not averaged?"
+        )
     return ""
 
 
