@@ -12,6 +12,7 @@ import hashlib
 import json
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,7 @@ class Grader:
         self.source = self._source(course)
         self.provider, self.cache = provider, cache
         self._references: dict[str, str] | None = None
+        self._references_lock = threading.Lock()
         plain = [{"id": p.id, "sig": p.sig, "seed": p.seed} for p in self.tests]
         # A report stays valid while the notebook, the reference, the cases and the package's
         # own code are all unchanged.
@@ -94,9 +96,10 @@ class Grader:
     @property
     def references(self) -> dict[str, str]:
         """Each test's reference record (a path prefix), computed once, when first needed."""
-        if self._references is None:
-            jobs = [{"id": p.id, "sig": p.sig, "seed": p.seed} for p in self.tests]
-            self._references = references.ensure(self.provider, jobs, self.cache, self.num_devices, self.timeout)
+        with self._references_lock:  # a class grades several submissions at once
+            if self._references is None:
+                jobs = [{"id": p.id, "sig": p.sig, "seed": p.seed} for p in self.tests]
+                self._references = references.ensure(self.provider, jobs, self.cache, self.num_devices, self.timeout)
         return self._references
 
     def _source(self, course: Course | None) -> Any:

@@ -1,0 +1,118 @@
+"""The package's architecture, held by tests: folders by role with arrows one way, no import
+cycle, each kind of task registered on both sides, small modules, and a sandbox that gets the
+untrusted side only. ``make lint`` runs the same import contracts; these tests prove the
+contracts can fail, and check what a contract cannot express."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+from autograder.core.kinds import KINDS
+from autograder.grading.package import UNTRUSTED_SIDE, stage_untrusted_side
+from autograder.harness.kinds import CALLS
+from autograder.trusted.kinds import JUDGES
+
+from .conftest import REPO
+
+PACKAGE = REPO / "autograder"
+MAX_LINES = 400
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter with the project's contracts, on the package found under ``root``."""
+    lint = Path(sys.executable).parent / "lint-imports"
+    return subprocess.run([str(lint), "--config", str(REPO / "pyproject.toml")], cwd=root, capture_output=True,
+                          text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, timeout=120)  # fmt: skip
+
+
+def test_the_import_contracts_hold():
+    done = _lint_imports(REPO)
+    assert done.returncode == 0, done.stdout
+    assert "3 kept, 0 broken" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(
+    "module, line, contract",
+    [
+        ("untrusted/runner.py", "from ..trusted import policy", "The untrusted side never imports"),
+        ("core/tasks.py", "from ..grading import limits", "Layers"),
+        ("trusted/verdict.py", "from .. import checks", "The public facades are for notebooks"),
+    ],
+)
+def test_a_forbidden_import_breaks_a_contract(tmp_path, module, line, contract):
+    shutil.copytree(PACKAGE, tmp_path / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
+    path = tmp_path / "autograder" / module
+    text = path.read_text()
+    cut = text.index("\nfrom ")  # after the docstring and the __future__ import
+    path.write_text(text[:cut] + f"\n{line}  # noqa" + text[cut:])
+    done = _lint_imports(tmp_path)
+    assert done.returncode != 0, done.stdout
+    assert f"{contract}" in done.stdout and "BROKEN" in done.stdout, done.stdout
+
+
+def test_no_import_cycles():
+    graph = grimp.build_graph("autograder")
+    edges = {m: graph.find_modules_directly_imported_by(m) for m in graph.modules}
+    cycles = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for other in sorted(edges[module]):
+            if state.get(other) == 1:
+                cycles.append(path[path.index(other) :] + [other] if other in path else [module, other])
+            elif other not in state:
+                visit(other, [*path, other])
+        state[module] = 2
+
+    for module in sorted(graph.modules):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == []
+
+
+def test_every_kind_is_registered_on_both_sides():
+    assert set(CALLS) == set(KINDS) == set(JUDGES)
+    for kind in KINDS:
+        assert callable(CALLS[kind].signature) and callable(CALLS[kind].in_sandbox), kind
+        assert isinstance(CALLS[kind].REPORTS_MESH, bool), kind
+        judge = JUDGES[kind]
+        assert callable(judge.reference_record) and callable(judge.measure) and callable(judge.score), kind
+
+
+def test_no_module_is_over_400_lines():
+    long = {
+        str(p.relative_to(REPO)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
+    assert long == {}
+
+
+def test_the_sandbox_gets_the_untrusted_side_only(tmp_path):
+    """What a sandbox container mounts: no code that decides scores, yet everything a notebook's
+    cells and the runner import."""
+    package = stage_untrusted_side(tmp_path)
+    folders = {p.name for p in package.iterdir() if p.is_dir()}
+    assert folders == set(UNTRUSTED_SIDE)
+    probe = (
+        "import importlib.util, autograder\n"
+        "from autograder.checks import check\n"
+        "from autograder.mesh import use_cpu_devices\n"
+        "from autograder.launch import launch\n"
+        "from autograder.trace import hlo_census\n"
+        "import autograder.untrusted.runner\n"
+        "assert check(print) is None\n"
+        "for name in ('trusted', 'grading', 'delivery', 'cli'):\n"
+        "    assert importlib.util.find_spec('autograder.' + name) is None, name\n"
+        "print(autograder.__file__)\n"
+    )
+    # -S: without site-packages, where this checkout's editable install would find the rest.
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n{probe}"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(package / "__init__.py")
