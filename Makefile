@@ -2,17 +2,18 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell sha256sum requirements/dev.lock pyproject.toml | sha256sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell sha256sum requirements/dev.lock requirements/lint.lock pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: venv test test-fast lock release lab image lecture-html bench bench-images clean
+.PHONY: venv lint test test-fast lock release lab image lecture-html bench bench-images clean
 
 venv: $(STAMP)
 
 # The virtual environment, from nothing: hashed lock first, then the package itself (no deps).
-$(STAMP): requirements/dev.lock pyproject.toml
+$(STAMP): requirements/dev.lock requirements/lint.lock pyproject.toml
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements/dev.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements/lint.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -22,15 +23,23 @@ lab: venv
 	$(BIN)/jaxcourse release
 	$(BIN)/jaxcourse lab $(LAB_ARGS)
 
-# The whole suite: unit, grading (the wrong-submission library), nbgrader round trip, lectures,
-# and the images. Under CI=true the Docker engine, chromium and the offline base are set up
-# first, and the Docker tests must run; on a laptop without Docker they skip with the reason.
-test: venv
+# Formatting, lint, types (strict on core/ and trusted/) and the layers' import contracts.
+lint: venv
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+# The whole suite: lint first, then unit, grading (the wrong-submission library), nbgrader round
+# trip, lectures, and the images. Under CI=true the Docker engine, chromium and the offline base
+# are set up first, and the Docker tests must run; on a laptop without Docker they skip with the
+# reason.
+test: lint
 	if [ "$${CI:-}" = true ]; then docker/ci-setup.sh; fi
 	$(BIN)/python -m pytest -q
 
 # Everything but the slow end-to-end runs, for a quick loop while editing.
-test-fast: venv
+test-fast: lint
 	$(BIN)/python -m pytest -q -m "not slow"
 
 release: venv
@@ -65,6 +74,8 @@ lock:
 	$(PYTHON) -m pip install --quiet uv
 	$(PYTHON) -m uv pip compile requirements/dev.in --generate-hashes --python-version 3.11 \
 		--python-platform x86_64-manylinux_2_28 -o requirements/dev.lock
+	$(PYTHON) -m uv pip compile requirements/lint.in --generate-hashes --python-version 3.11 \
+		--python-platform x86_64-manylinux_2_28 -o requirements/lint.lock
 	for v in cpu cuda; do $(PYTHON) -m uv pip compile pyproject.toml requirements/$$v.in \
 		--generate-hashes --python-version 3.11 \
 		--python-platform x86_64-manylinux_2_28 -o requirements/$$v.lock; done

@@ -13,10 +13,8 @@ import sys
 
 EXPECTED = {"cpu": "cpu", "cuda": "gpu", "tpu": "tpu"}
 HOW = {
-    "cuda": "on a host with an NVIDIA driver, start it with `jaxcourse lab --variant cuda` "
-    "(or docker run --gpus all)",
-    "tpu": "on a Cloud TPU VM, start it with `jaxcourse lab --variant tpu` "
-    "(or docker run --privileged --net=host)",
+    "cuda": "on a host with an NVIDIA driver, start it with `jaxcourse lab --variant cuda` (or docker run --gpus all)",
+    "tpu": "on a Cloud TPU VM, start it with `jaxcourse lab --variant tpu` (or docker run --privileged --net=host)",
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import inspect
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 
 class Parser(argparse.ArgumentParser):
@@ -39,4 +39,7 @@ def default(fn: Callable[..., Any], name: str) -> Any:
     return inspect.signature(fn).parameters[name].default
 
 
-Subparsers = argparse._SubParsersAction
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[Parser]  # generic only to the type checker
+else:
+    Subparsers = argparse._SubParsersAction

@@ -60,7 +60,8 @@ class Course:
         return importlib.import_module(f"solutions.{assignment.solutions}")
 
     def reference(self, assignment: Assignment, task: str) -> Callable[..., Any]:
-        return getattr(self.solutions(assignment), task)
+        function: Callable[..., Any] = getattr(self.solutions(assignment), task)
+        return function
 
     def hidden_cases(self, assignment: Assignment, task: str) -> tuple[Case, ...]:
         return tuple(getattr(self.solutions(assignment), "HIDDEN_CASES", {}).get(task, ()))

@@ -10,8 +10,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from math import prod
-from typing import Any
 
+from . import records
 from .tasks import COLLECTIVES, HLO_TO_JAX
 
 HLO_COLLECTIVES = frozenset(COLLECTIVES.values())
@@ -73,7 +73,7 @@ class Census:
     unbounded: list[str] = field(default_factory=list)  # collectives in loops of unknown length
     values_by_op: Counter[str] = field(default_factory=Counter)  # values sent, per collective kind
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> records.Census:
         return {
             "counts": dict(self.counts),
             "values_per_device": self.values_per_device,
@@ -111,7 +111,7 @@ def hlo_census(hlo_text: str) -> Census:
             for elements, itemsize in _result_arrays(ins.result_type, ins.op.endswith("-start")):
                 values += fraction * elements
                 nbytes += fraction * elements * itemsize
-                census.values_by_op[op] += fraction * elements
+                census.values_by_op[op] += fraction * elements  # type: ignore[assignment]  # typeshed fixes a Counter's values to int; these are fractions
     if census.unbounded:
         census.values_per_device = census.bytes_per_device = None
     else:

@@ -5,7 +5,7 @@ sandbox is told; never values), measurements (what the trusted side found) and t
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, final
 
 from .pspec import SpecJSON
 
@@ -17,6 +17,7 @@ class InputSig(TypedDict):
     draw: str  # how the trusted side draws its values (tasks.Generator)
 
 
+@final  # no other keys: a check for a key tells the kinds apart
 class ShardMapSig(TypedDict):
     kind: Literal["shard_map"]
     function: str
@@ -27,12 +28,14 @@ class ShardMapSig(TypedDict):
     kwargs: dict[str, Any]
 
 
+@final  # no other keys: a check for a key tells the kinds apart
 class PythonSig(TypedDict):
     kind: Literal["python"]
     function: str
     args: list[Any]
 
 
+@final  # no other keys: a check for a key tells the kinds apart
 class LayoutSig(TypedDict):
     """One multi-process run of a training assignment's functions."""
 
@@ -46,6 +49,7 @@ class LayoutSig(TypedDict):
     timeout: float
 
 
+@final  # no other keys: a check for a key tells the kinds apart
 class StepSig(TypedDict):
     """A training step, exported for one mesh."""
 
@@ -79,6 +83,7 @@ class Census(TypedDict, total=False):
     bytes_per_device: float | None
     unbounded: list[str]
     program_bytes: float | None  # at the program's own dtypes
+    asked: dict[str, int]  # train_step: collectives the lowered program asks for (HLO spelling)
 
 
 class Measurement(TypedDict, total=False):

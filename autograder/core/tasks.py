@@ -27,6 +27,8 @@ COLLECTIVES: dict[str, str] = {
 HLO_TO_JAX: dict[str, str] = {hlo: name for name, hlo in COLLECTIVES.items()}
 
 SpecEntry = None | str | tuple[str, ...]
+# A Layout template's entry: None, an axis name or placeholder, or a tuple of entries.
+TemplateEntry = None | str | tuple["TemplateEntry", ...]
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ class Layout:
         return tuple(out)
 
 
-def _resolve(entry: Any, mesh: MeshSpec, axis: str | None) -> SpecEntry:
+def _resolve(entry: TemplateEntry, mesh: MeshSpec, axis: str | None) -> SpecEntry:
     if isinstance(entry, tuple):
         names = tuple(n for part in entry for n in _names(_resolve(part, mesh, axis)))
         return names or None

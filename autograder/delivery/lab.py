@@ -24,15 +24,15 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import JaxcourseError
 from ..grading import images
+from ..grading.containers import removed_after
 
 if TYPE_CHECKING:
+    from docker.client import DockerClient
     from docker.models.containers import Container
-
-    import docker
 
 WORK_IN_CONTAINER = "/home/jovyan/work"
 JOVYAN = (1000, 100)
@@ -149,12 +149,12 @@ def _url(port: int, token: str) -> str:
 # ---- in Docker ---------------------------------------------------------------------------------
 
 
-def container_options(variant: str, work: Path, port: int, token: str) -> dict:
+def container_options(variant: str, work: Path, port: int, token: str) -> dict[str, Any]:
     """docker-py ``containers.run`` options for a variant: GPUs for cuda, TPU VM flags for tpu."""
     import docker
 
     uid = os.getuid()
-    options: dict = {
+    options: dict[str, Any] = {
         "image": images.tag(variant),
         "detach": True,
         "name": f"jaxcourse-lab-{port}",
@@ -176,7 +176,7 @@ def container_options(variant: str, work: Path, port: int, token: str) -> dict:
     return options
 
 
-def start_container(client: docker.DockerClient, options: dict, say: Say = _say) -> Container:
+def start_container(client: DockerClient, options: dict[str, Any], say: Say = _say) -> Container:
     """Start the lab container; a cuda start without a GPU runtime goes on without GPUs, and says so."""
     from docker.errors import APIError, NotFound
 
@@ -204,7 +204,7 @@ def start_container(client: docker.DockerClient, options: dict, say: Say = _say)
         raise LabError(f"cannot start the lab container: {text.splitlines()[0]}") from None
 
 
-def _remove_quietly(client: docker.DockerClient, name: str) -> None:
+def _remove_quietly(client: DockerClient, name: str) -> None:
     from docker.errors import NotFound
 
     try:
@@ -229,28 +229,24 @@ def wait_healthy(container: Container, timeout: float = READY_TIMEOUT_S) -> floa
     raise LabError(f"the lab container was not healthy after {timeout:.0f} s; see `docker logs {container.name}`")
 
 
-def serve_docker(client: docker.DockerClient, variant: str, work: Path, port: int, token: str,
+def serve_docker(client: DockerClient, variant: str, work: Path, port: int, token: str,
                  created: bool) -> int:  # fmt: skip
     images.ensure(variant, client, _say)
     if os.getuid() == 0 and created:
         os.chown(work, *JOVYAN)  # a root host user: the container's jovyan must write here
-    container = start_container(client, container_options(variant, work, port, token))
     ready = False
     try:
-        wait_healthy(container)
-        ready = True
-        _say(f"jaxcourse: JupyterLab ({variant} image) is ready; your work is in {work}")
-        _say(f"    {_url(port, token)}")
-        _say("jaxcourse: Ctrl-C stops it")
-        return _follow(container)
+        with removed_after(start_container(client, container_options(variant, work, port, token)), 10) as container:
+            wait_healthy(container)
+            ready = True
+            _say(f"jaxcourse: JupyterLab ({variant} image) is ready; your work is in {work}")
+            _say(f"    {_url(port, token)}")
+            _say("jaxcourse: Ctrl-C stops it")
+            return _follow(container)
     except KeyboardInterrupt:
         _say("\njaxcourse: stopping the lab")
         return 0
     finally:
-        try:
-            container.stop(timeout=10)
-        finally:
-            container.remove(force=True)
         if ready:
             _say(f"jaxcourse: lab stopped; your work stays in {work}")
 
@@ -338,7 +334,7 @@ def serve_local(work: Path, port: int, token: str) -> int:
             _say(f"jaxcourse: lab stopped; your work stays in {work}")
 
 
-def _wait_local(proc: subprocess.Popen, port: int, log_path: Path) -> None:
+def _wait_local(proc: subprocess.Popen[bytes], port: int, log_path: Path) -> None:
     start = time.monotonic()
     while time.monotonic() - start < READY_TIMEOUT_S:
         if proc.poll() is not None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..core.course import Course
 from ..core.errors import JaxcourseError
@@ -133,7 +134,7 @@ def _record(course: Course, grader: Grader, submission: Submission, report: Repo
     gradebook.record(db_url, Path(grader.assignment.notebook).stem, report, submission.timestamp)
 
 
-def _bar(total: int, enabled: bool):
+def _bar(total: int, enabled: bool) -> Any:  # a tqdm bar; tqdm is untyped
     from tqdm import tqdm
 
     return tqdm(total=total, desc="grading", unit="student", disable=not enabled, file=sys.stderr)

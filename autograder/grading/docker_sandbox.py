@@ -20,15 +20,17 @@ import tempfile
 import time
 import weakref
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.protocol import MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES
+from .containers import kill, remove, running
 from .limits import Limits
 from .package import stage_untrusted_side
 from .sandbox import LOG_TAIL_BYTES, Outcome, exit_reason, runner_argv
 
 if TYPE_CHECKING:
-    import docker
+    from docker.client import DockerClient
+    from docker.models.containers import Container
 
 # Where the image installs the package (docker/Dockerfile: a venv of Python 3.11 in /opt/venv).
 IMAGE_PACKAGE = "/opt/venv/lib/python3.11/site-packages/autograder"
@@ -38,7 +40,6 @@ HOME = "/home/jovyan"
 GRACE = 5.0  # seconds the inside watchdog waits beyond the grader's, so the grader's fires first
 LOG_BYTES = "1m"  # Docker keeps at most this much of a container's output
 POLL = 0.25  # seconds between the watchdog's looks at the container
-KILL_TRIES = 10
 MAX_OUT_BYTES = MAX_RESULTS_BYTES + MAX_ARTIFACTS_BYTES  # more is refused anyway; stop it early
 
 
@@ -48,7 +49,7 @@ class DockerSandbox:
     name = "docker"
     isolates = True
 
-    def __init__(self, image: str, limits: Limits, client: docker.DockerClient | None = None) -> None:
+    def __init__(self, image: str, limits: Limits, client: DockerClient | None = None) -> None:
         from .images import connect
 
         self.image, self.limits = image, limits
@@ -65,8 +66,7 @@ class DockerSandbox:
 
         _open_for_container(job)
         out.chmod(0o777)
-        container = self.client.containers.run(self.image, detach=True, **self._settings(job, out, timeout))
-        try:
+        with running(self.client, image=self.image, **self._settings(job, out, timeout)) as container:
             deadline = time.monotonic() + timeout
             while True:
                 try:
@@ -75,10 +75,10 @@ class DockerSandbox:
                 except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
                     pass
                 if time.monotonic() > deadline:
-                    _kill(container)
+                    kill(container)
                     return Outcome("timeout", None, _logs(container))
                 if _written(out) > MAX_OUT_BYTES:
-                    _kill(container)
+                    kill(container)
                     reason = f"wrote more than {MAX_OUT_BYTES >> 20} MB into its results directory"
                     return Outcome("invalid", None, _logs(container), reason)
             container.reload()
@@ -86,10 +86,8 @@ class DockerSandbox:
                 reason = f"ran out of memory (the limit is {self.limits.memory})"
                 return Outcome("crashed", code, _logs(container), reason)
             return Outcome("ok" if code == 0 else "crashed", code, _logs(container), exit_reason(code))
-        finally:
-            _remove(container)
 
-    def _settings(self, job: Path, out: Path, timeout: float) -> dict:
+    def _settings(self, job: Path, out: Path, timeout: float) -> dict[str, Any]:
         from docker.types import LogConfig
 
         limits = self.limits
@@ -133,37 +131,6 @@ class DockerSandbox:
         }
 
 
-def _kill(container: docker.models.containers.Container) -> None:
-    """SIGKILL, and wait for it: an engine busy tearing down a thousand forked processes may
-    answer that it got no exit event yet."""
-    import docker.errors
-
-    for _ in range(KILL_TRIES):
-        try:
-            container.kill()
-            return
-        except docker.errors.NotFound:
-            return
-        except docker.errors.APIError:
-            time.sleep(1.0)
-            container.reload()
-            if container.status != "running":
-                return
-
-
-def _remove(container: docker.models.containers.Container) -> None:
-    import docker.errors
-
-    for _ in range(KILL_TRIES):
-        try:
-            container.remove(force=True)
-            return
-        except docker.errors.NotFound:
-            return
-        except docker.errors.APIError:
-            time.sleep(1.0)  # still being killed; the next grading run clears what is left
-
-
 def _written(out: Path) -> int:
     """Bytes under ``out``: the one host directory the container can fill."""
     total = 0
@@ -183,19 +150,19 @@ def _open_for_container(folder: Path) -> None:
         path.chmod(0o755 if path.is_dir() else 0o644)
 
 
-def _logs(container: docker.models.containers.Container) -> str:
-    data = container.logs(stdout=True, stderr=True, tail=200)
+def _logs(container: Container) -> str:
+    data: bytes = container.logs(stdout=True, stderr=True, tail=200)
     return data[-LOG_TAIL_BYTES:].decode("utf-8", "replace")
 
 
-def remove_orphans(client: docker.DockerClient) -> int:
+def remove_orphans(client: DockerClient) -> int:
     """Remove sandbox containers whose grader on this host is gone (killed mid-class)."""
     host = socket.gethostname()
     removed = 0
     for container in client.containers.list(all=True, filters={"label": LABEL}):
         owner_host, _, pid = container.labels.get(LABEL, "").rpartition(":")
         if owner_host == host and pid.isdigit() and not _alive(int(pid)):
-            _remove(container)
+            remove(container)
             removed += 1
     return removed
 

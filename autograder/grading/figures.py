@@ -12,6 +12,8 @@ from itertools import product
 from math import prod
 from typing import Any
 
+from ..core import pspec
+
 Spec = list[Any]  # a PartitionSpec as JSON: entries None, "x" or ["x", "y"]
 BAR_WIDTH = 320
 CELL = 34
@@ -138,10 +140,10 @@ def _colour(i: int) -> str:
 def _sharding(figure: dict[str, Any]) -> str:
     """Side by side: the layout the task asks for, and the one the function returned."""
     mesh, ndim = figure["mesh"], len(figure["shape"])
-    asked, w1, h1 = _grid(mesh, figure["expected"], ndim, [], 0, f"asked for: P{_show(figure['expected'])}")
+    asked, w1, h1 = _grid(mesh, figure["expected"], ndim, [], 0, f"asked for: {pspec.show(figure['expected'])}")
     returned = figure.get("returned")
     varying = list(figure.get("varying", []))
-    title = (f"returned: P{_show(returned)}" if returned is not None
+    title = (f"returned: {pspec.show(returned)}" if returned is not None
              else f"returned: a different value along {', '.join(map(repr, varying))}")  # fmt: skip
     got, w2, h2 = _grid(mesh, returned if returned is not None else figure["expected"], ndim, varying,
                         w1 + 40, title)  # fmt: skip
@@ -149,7 +151,3 @@ def _sharding(figure: dict[str, Any]) -> str:
     label = escape(f"output sharding on mesh {mesh}")
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" role="img" '
             f'aria-label="{label}"><title>{label}</title>{asked}{got}</svg>')  # fmt: skip
-
-
-def _show(spec: Spec) -> str:
-    return "(" + ", ".join(repr(tuple(e)) if isinstance(e, list) else repr(e) for e in spec) + ")"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import JaxcourseError
 
 if TYPE_CHECKING:
-    import docker
+    from docker.client import DockerClient
 
 VARIANTS = ("cpu", "cuda", "tpu")
 REPOSITORY = "jaxcourse"
@@ -53,7 +53,7 @@ def tag(variant: str) -> str:
     return f"{REPOSITORY}:{variant}"
 
 
-def connect() -> docker.DockerClient:
+def connect() -> DockerClient:
     """A client for the local engine, or EngineUnavailable with the reason in one line."""
     try:
         import docker
@@ -194,7 +194,7 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes | None, mode: int) -> None
         tar.addfile(info, io.BytesIO(data))
 
 
-def choose_base(client: docker.DockerClient, requested: str | None, say: Say) -> str:
+def choose_base(client: DockerClient, requested: str | None, say: Say) -> str:
     """The official slim Python image when it is here or can be pulled, else the offline base."""
     from docker.errors import DockerException, ImageNotFound
 
@@ -224,7 +224,7 @@ def choose_base(client: docker.DockerClient, requested: str | None, say: Say) ->
     return OFFLINE_BASE
 
 
-def build(variant: str, *, client: docker.DockerClient | None = None, base: str | None = None,
+def build(variant: str, *, client: DockerClient | None = None, base: str | None = None,
           sources: Sources | None = None, image_tag: str | None = None,
           say: Say = print, verbose: bool = False) -> str:  # fmt: skip
     """Build ``jaxcourse:<variant>`` (or ``image_tag``); returns the image id."""
@@ -256,16 +256,17 @@ def build(variant: str, *, client: docker.DockerClient | None = None, base: str 
     return image_id
 
 
-def _image_id(client: docker.DockerClient, name: str) -> str | None:
+def _image_id(client: DockerClient, name: str) -> str | None:
     from docker.errors import ImageNotFound
 
     try:
-        return client.images.get(name).id
+        image_id: str = client.images.get(name).id
+        return image_id
     except ImageNotFound:
         return None
 
 
-def _remove_superseded(client: docker.DockerClient, image_id: str) -> None:
+def _remove_superseded(client: DockerClient, image_id: str) -> None:
     """Drop the image the new build replaced: untagged, it only fills the disk (GBs per build)."""
     from docker.errors import APIError
 
@@ -275,7 +276,7 @@ def _remove_superseded(client: docker.DockerClient, image_id: str) -> None:
         pass  # a container still uses it, or another tag does: Docker keeps it, and so do we
 
 
-def _stream_build(client: docker.DockerClient, context: io.BytesIO, name: str,
+def _stream_build(client: DockerClient, context: io.BytesIO, name: str,
                   buildargs: dict[str, str], say: Say, verbose: bool) -> str:  # fmt: skip
     """Run the classic builder through the API: its whole log when verbose, else one line per
     Dockerfile step (a first build takes minutes); the log's tail goes with an error."""
@@ -301,11 +302,11 @@ def _stream_build(client: docker.DockerClient, context: io.BytesIO, name: str,
     return image_id
 
 
-def image_size(client: docker.DockerClient, name: str) -> int:
+def image_size(client: DockerClient, name: str) -> int:
     return int(client.images.get(name).attrs["Size"])
 
 
-def ensure(variant: str, client: docker.DockerClient, say: Say = print) -> str:
+def ensure(variant: str, client: DockerClient, say: Say = print) -> str:
     """The variant's image, built first when missing; warns when its lock is older than the repo's."""
     from docker.errors import ImageNotFound
 

@@ -11,6 +11,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # What runs the student's code and exports it: never the code that decides scores.
 UNTRUSTED_SIDE = ("core", "specs", "harness", "untrusted")
+# The public facades a notebook imports, as the sandbox has them: ``check`` judges nothing there.
+SANDBOX_FACADES = {
+    "mesh.py": (ROOT / "mesh.py").read_text(),
+    "launch.py": (ROOT / "launch.py").read_text(),
+    "trace.py": (ROOT / "trace.py").read_text(),
+    "checks.py": '"""The sandbox\'s autograder.checks."""\n\nfrom .untrusted.checks import CheckFailed, check\n\n'
+    '__all__ = ["CheckFailed", "check"]\n',
+}
 
 
 @functools.cache
@@ -28,6 +36,8 @@ def stage_untrusted_side(target: Path) -> Path:
         shutil.rmtree(package)
     package.mkdir(parents=True)
     (package / "__init__.py").write_text((ROOT / "__init__.py").read_text())
+    for name, text in SANDBOX_FACADES.items():
+        (package / name).write_text(text)
     for folder in UNTRUSTED_SIDE:
         shutil.copytree(ROOT / folder, package / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return package

@@ -50,7 +50,7 @@ class Provider:
         return cls("oracle", text, {"kind": "oracle", "assignment": assignment})
 
 
-def fingerprint(provider: Provider, sig: Signature, seed: int) -> str:
+def fingerprint(provider: Provider, sig: Signature | dict[str, Any], seed: int) -> str:  # {}: a job file's name
     import jax
 
     blob = json.dumps(

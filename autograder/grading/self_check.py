@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.course import Course, CourseError
+from ..core.errors import JaxcourseError
 from ..core.records import Measurement, TestResult, fail
 from ..core.tasks import Assignment, Case, Task, case_seed
 from ..harness import python as python_calls
@@ -30,7 +31,7 @@ from .report import Report
 from .submissions import NotebookError, assignment_of, read
 
 
-class CheckFailed(AssertionError):
+class CheckFailed(JaxcourseError, AssertionError):
     """A self-check found a problem; the message says what and where."""
 
 

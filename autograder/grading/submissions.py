@@ -29,18 +29,21 @@ def read(path: Path) -> nbformat.NotebookNode:
     if path.stat().st_size > MAX_NOTEBOOK_BYTES:
         raise NotebookError(f"{path.name} is larger than {MAX_NOTEBOOK_BYTES >> 20} MB")
     try:
-        return nbformat.read(str(path), as_version=4)
+        nb: nbformat.NotebookNode = nbformat.read(str(path), as_version=4)
+        return nb
     except Exception as err:  # nbformat raises many kinds for corrupt JSON or schema errors
         raise NotebookError(f"{path.name} is not a readable notebook ({type(err).__name__})") from None
 
 
 def assignment_of(nb: nbformat.NotebookNode) -> str | None:
     """The assignment named in the notebook's metadata, if it says."""
-    return nb.metadata.get("jaxcourse", {}).get("assignment")
+    assignment: str | None = nb.metadata.get("jaxcourse", {}).get("assignment")
+    return assignment
 
 
 def _nbgrader(cell: Any) -> dict[str, Any]:
-    return cell.get("metadata", {}).get("nbgrader", {})
+    meta: dict[str, Any] = cell.get("metadata", {}).get("nbgrader", {})
+    return meta
 
 
 def _is_test(cell: Any) -> bool:

@@ -19,7 +19,7 @@ from . import layouts, python, shard_map, train_step
 class KindCalls(Protocol):
     REPORTS_MESH: bool  # the runner reports the mesh it built, for the same-mesh check
 
-    def signature(self, task: Task, case: Case, assignment: str = "") -> Any: ...
+    def signature(self, task: Task, case: Case, assignment: str = "") -> Signature: ...
 
     def in_sandbox(self, fn: Callable[..., Any], sig: Any, namespace: dict[str, Any]) -> bytes | dict[str, Any]:
         """An exported artifact (bytes), or a plain value ({"value": ...} / {"raises": ...})."""
@@ -31,4 +31,4 @@ CALLS: dict[Kind, KindCalls] = {"shard_map": shard_map, "python": python, "train
 
 def signature(task: Task, case: Case, assignment: str = "") -> Signature:
     """Everything needed to call ``task`` on ``case`` except the input values."""
-    return CALLS[task.kind].signature(task, case, assignment)  # type: ignore[no-any-return]
+    return CALLS[task.kind].signature(task, case, assignment)

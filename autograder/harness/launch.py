@@ -40,7 +40,7 @@ class LaunchError(JaxcourseError, RuntimeError):
 @dataclass
 class _Proc:
     rank: int
-    popen: subprocess.Popen
+    popen: subprocess.Popen[str]
     lines: list[str] = field(default_factory=list)
     reader: threading.Thread | None = None
 
@@ -48,7 +48,8 @@ class _Proc:
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def process_env(rank: int, num_processes: int, devices: int, port: int) -> dict[str, str]:
@@ -109,6 +110,7 @@ def _wait(procs: list[_Proc], timeout: float) -> None:
         failed = [p for p, code in zip(procs, codes) if code not in (None, 0)]
         if failed:
             first = failed[0]
+            assert first.reader is not None  # started with the process
             first.reader.join(timeout=2)
             raise LaunchError(
                 f"process {first.rank} exited with code {first.popen.returncode}: {_last_line(first)}; "
@@ -116,6 +118,7 @@ def _wait(procs: list[_Proc], timeout: float) -> None:
             )
         if all(code == 0 for code in codes):
             for p in procs:
+                assert p.reader is not None  # started with the process
                 p.reader.join(timeout=5)
             return
         if time.monotonic() > deadline:
@@ -133,7 +136,8 @@ def _hang_report(procs: list[_Proc], timeout: float) -> str:
             pass
     time.sleep(1.0)
     finished = [p.rank for p in procs if p.popen.poll() == 0]
-    waiting, elsewhere = [], []
+    waiting: list[str] = []
+    elsewhere: list[str] = []
     for p in running:
         where, in_jax = _location("".join(p.lines))
         (waiting if in_jax else elsewhere).append(f"process {p.rank} ({where})")

@@ -8,13 +8,16 @@ wrap a function here, so it is called identically wherever it runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import pspec
 from ..core.errors import JaxcourseError
 from ..core.mesh import MeshSpec
-from ..core.records import ShardMapSig
+from ..core.records import InputSig, ShardMapSig
 from ..core.tasks import Case, Task
+
+if TYPE_CHECKING:
+    from jax.stages import Wrapped
 
 REPORTS_MESH = True  # the runner reports the mesh it exported on; the trusted side compares
 
@@ -22,7 +25,7 @@ REPORTS_MESH = True  # the runner reports the mesh it exported on; the trusted s
 def signature(task: Task, case: Case, assignment: str = "") -> ShardMapSig:
     """Everything needed to call ``task`` on ``case`` except the input values."""
     mesh = case.mesh_spec
-    inputs = [
+    inputs: list[InputSig] = [
         {
             "shape": list(inp.layout.global_shape(tuple(shape), mesh, case.axis)),
             "dtype": case.dtype,
@@ -37,7 +40,7 @@ def signature(task: Task, case: Case, assignment: str = "") -> ShardMapSig:
         "function": task.name,
         "mesh": case.mesh,
         "axis": case.axis,
-        "inputs": inputs,  # type: ignore[typeddict-item]
+        "inputs": inputs,
         "out_spec": out_spec,
         "kwargs": dict(case.kwargs),
     }
@@ -52,7 +55,7 @@ def jax_dtype(name: str) -> Any:
     return jnp.dtype(name)
 
 
-def build(fn: Callable[..., Any], sig: ShardMapSig) -> tuple[Callable[..., Any], list[Any], Any]:
+def build(fn: Callable[..., Any], sig: ShardMapSig) -> tuple[Wrapped, list[Any], Any]:
     """The jitted shard_map of ``fn`` for ``sig``, its argument structs and its mesh."""
     import jax
     from jax.sharding import NamedSharding

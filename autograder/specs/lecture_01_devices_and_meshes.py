@@ -6,10 +6,12 @@ process index of each device), so the oracles work on arrays of numbers with Num
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.tasks import Assignment, Case, Task
 
 
-def _axis_groups_oracle(device_ids, axis_names, axis):
+def _axis_groups_oracle(device_ids: Any, axis_names: list[str], axis: str) -> Any:
     import numpy as np
 
     grid = np.asarray(device_ids)
@@ -17,7 +19,7 @@ def _axis_groups_oracle(device_ids, axis_names, axis):
     return np.moveaxis(grid, k, -1).reshape(-1, grid.shape[k]).tolist()
 
 
-def _cross_process_axes_oracle(process_ids, axis_names):
+def _cross_process_axes_oracle(process_ids: Any, axis_names: list[str]) -> list[str]:
     import numpy as np
 
     grid = np.asarray(process_ids)

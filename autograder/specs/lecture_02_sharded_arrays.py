@@ -16,7 +16,7 @@ def _spec(*entries: Any) -> dict[str, list[Any]]:
     return {"P": [list(e) if isinstance(e, tuple) else e for e in entries]}
 
 
-def _sharding(spec, mesh_shape):
+def _sharding(spec: Any, mesh_shape: dict[str, int]) -> Any:
     """``NamedSharding(spec)`` on a real mesh of the first devices, with explicit axes."""
     import jax
 
@@ -26,7 +26,7 @@ def _sharding(spec, mesh_shape):
     return jax.NamedSharding(mesh, spec)
 
 
-def _bytes_held_per_device_oracle(global_shape, dtype, spec, mesh_shape):
+def _bytes_held_per_device_oracle(global_shape: list[int], dtype: str, spec: Any, mesh_shape: dict[str, int]) -> int:
     import math
 
     import jax
@@ -38,7 +38,7 @@ def _bytes_held_per_device_oracle(global_shape, dtype, spec, mesh_shape):
     return math.prod(block) * jnp.dtype(dtype).itemsize
 
 
-def _replication_factor_oracle(spec, mesh_shape):
+def _replication_factor_oracle(spec: Any, mesh_shape: dict[str, int]) -> int:
     sharding = _sharding(spec, mesh_shape)
     size = sharding.mesh.size
     blocks = sharding.devices_indices_map((size,) * max(len(spec), 1))
@@ -46,7 +46,9 @@ def _replication_factor_oracle(spec, mesh_shape):
     return sum(index == first for index in blocks.values())
 
 
-def _coords_holding_element_oracle(global_shape, spec, mesh_shape, index):
+def _coords_holding_element_oracle(
+    global_shape: list[int], spec: Any, mesh_shape: dict[str, int], index: list[int]
+) -> list[tuple[int, ...]]:
     import numpy as np
 
     sharding = _sharding(spec, mesh_shape)

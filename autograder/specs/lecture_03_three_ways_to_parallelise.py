@@ -7,6 +7,8 @@ copies of the answers.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from ..core.tasks import Assignment, Case, Input, Layout, Task
 
 COLUMNS = Layout((None, "AXIS"))  # (rows, columns): the columns split over the case's axis
@@ -15,7 +17,7 @@ FLOAT = {"float32": (1e-5, 1e-5)}
 
 
 def _axis_size(case: Case) -> int:
-    return case.mesh_spec.axis_sizes[case.axis]
+    return case.mesh_spec.axis_sizes[cast(str, case.axis)]  # these cases all name an axis
 
 
 def _scattered_rows_values(case: Case) -> float:
@@ -31,7 +33,7 @@ def _global_mean_values(case: Case) -> float:
     return 2 * (n - 1) / n
 
 
-def _scattered_rows_oracle(x, w, axis_name):
+def _scattered_rows_oracle(x: Any, w: Any, axis_name: str) -> Any:
     import jax
 
     full = jax.lax.psum(x @ w, axis_name)
@@ -39,7 +41,7 @@ def _scattered_rows_oracle(x, w, axis_name):
     return jax.lax.dynamic_slice_in_dim(full, jax.lax.axis_index(axis_name) * rows, rows, axis=0)
 
 
-def _global_mean_oracle(x, axis_name):
+def _global_mean_oracle(x: Any, axis_name: str) -> Any:
     import jax
 
     return x - jax.lax.all_gather(x, axis_name, tiled=True).mean()

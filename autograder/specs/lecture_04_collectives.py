@@ -7,7 +7,9 @@ the two programs on a mesh of the given size and reads their traffic from the HL
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import prod
+from typing import Any, cast
 
 from ..core.tasks import STACKED, Assignment, Case, Input, Task
 
@@ -15,7 +17,7 @@ EXACT = {"float32": (0.0, 0.0), "int32": (0.0, 0.0)}
 
 
 def _axis_size(case: Case) -> int:
-    return case.mesh_spec.axis_sizes[case.axis]
+    return case.mesh_spec.axis_sizes[cast(str, case.axis)]  # these cases all name an axis
 
 
 def _one_block(case: Case) -> float:
@@ -28,7 +30,7 @@ def _all_to_all_values(case: Case) -> float:
     return (n - 1) / n * prod(case.shapes[0])
 
 
-def _cyclic_shift_oracle(x, axis_name, k):
+def _cyclic_shift_oracle(x: Any, axis_name: str, k: int) -> Any:
     import jax
 
     blocks = jax.lax.all_gather(x, axis_name)  # (N, *x.shape): every device's block
@@ -36,14 +38,14 @@ def _cyclic_shift_oracle(x, axis_name, k):
     return blocks[source]
 
 
-def _dispatch_rows_oracle(x, axis_name):
+def _dispatch_rows_oracle(x: Any, axis_name: str) -> Any:
     import jax
 
     sent = jax.lax.all_gather(x, axis_name)  # sent[j, d]: the row device j addressed to device d
     return sent[:, jax.lax.axis_index(axis_name)]
 
 
-def _matmul_traffic_oracle(batch, features, outputs, devices):
+def _matmul_traffic_oracle(batch: int, features: int, outputs: int, devices: int) -> tuple[float | None, float | None]:
     """Measured, not derived: compile both programs on `devices` devices and read the HLO."""
     import jax
     import jax.numpy as jnp
@@ -55,19 +57,20 @@ def _matmul_traffic_oracle(batch, features, outputs, devices):
     x = jax.ShapeDtypeStruct((batch, features), jnp.float32, sharding=NamedSharding(mesh, jax.P(None, "i")))
     w = jax.ShapeDtypeStruct((features, outputs), jnp.float32, sharding=NamedSharding(mesh, jax.P("i", None)))
 
-    def reduce_after(xb, wb):
+    def reduce_after(xb: Any, wb: Any) -> Any:
         return jax.lax.psum(xb @ wb, "i")[None]
 
-    def gather_before(xb, wb):
+    def gather_before(xb: Any, wb: Any) -> Any:
         full_x = jax.lax.all_gather(xb, "i", axis=1, tiled=True)
         full_w = jax.lax.all_gather(wb, "i", axis=0, tiled=True)
         return (full_x @ full_w)[None]
 
-    def sent(body):
+    def sent(body: Callable[..., Any]) -> float | None:
         program = jax.jit(
             jax.shard_map(body, mesh=mesh, in_specs=(jax.P(None, "i"), jax.P("i", None)), out_specs=jax.P("i"))
         )
-        return hlo_census(program.lower(x, w).compile().as_text()).values_per_device
+        # cast: XLA:CPU always gives the compiled text (as_text may say None on other backends)
+        return hlo_census(cast(str, program.lower(x, w).compile().as_text())).values_per_device
 
     return sent(reduce_after), sent(gather_before)
 

@@ -8,6 +8,8 @@ cheaper to all-gather, and what it costs; the oracle measures both plans in the 
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from ..core.tasks import Assignment, Case, Input, Layout, Task
 
 # A (rows over the other axes, contracting dim over the case's axis) @ B (whole) -> C (rows as A).
@@ -18,20 +20,20 @@ ROWS_ONLY = Layout(("OTHERS", None))
 
 def _all_reduce_product(case: Case) -> float:
     """The all-reduce plan: 2 (N-1)/N of this device's (rows x K) block of C."""
-    n = case.mesh_spec.axis_sizes[case.axis]
+    n = case.mesh_spec.axis_sizes[cast(str, case.axis)]  # these cases all name an axis
     rows = case.shapes[0][0]
     k = case.shapes[1][1]
     return 2 * (n - 1) / n * rows * k
 
 
-def _matmul_local_slice_oracle(a, b, axis_name):
+def _matmul_local_slice_oracle(a: Any, b: Any, axis_name: str) -> Any:
     import jax
 
     # Gather A's columns (the expensive plan; fine for a reference) and multiply by all of B.
     return jax.lax.all_gather(a, axis_name, axis=1, tiled=True, to="invarying") @ b
 
 
-def _cheaper_gather_oracle(i, j, k, n):
+def _cheaper_gather_oracle(i: int, j: int, k: int, n: int) -> tuple[str, Any]:
     """Compile both plans with JAX's explicit sharding and read what each sends from the HLO."""
     import jax
     import jax.numpy as jnp
@@ -42,12 +44,13 @@ def _cheaper_gather_oracle(i, j, k, n):
     mesh = jax.make_mesh((n,), ("x",), axis_types=(AxisType.Explicit,), devices=jax.devices()[:n])
     a = jax.ShapeDtypeStruct((i, j), jnp.float32, sharding=NamedSharding(mesh, jax.P("x", None)))
     b = jax.ShapeDtypeStruct((j, k), jnp.float32, sharding=NamedSharding(mesh, jax.P(None, "x")))
-    sent = {}
+    sent: dict[str, Any] = {}  # values per device: floats here, no loop leaves them unbounded
     # Gathering A leaves C split like B (by columns); gathering B leaves C split like A (by rows).
     for operand, out_spec in (("A", jax.P(None, "x")), ("B", jax.P("x", None))):
         out = NamedSharding(mesh, out_spec)
         compiled = jax.jit(lambda a, b, out=out: jnp.matmul(a, b, out_sharding=out)).lower(a, b).compile()
-        sent[operand] = hlo_census(compiled.as_text()).values_per_device
+        # cast: XLA:CPU always gives the compiled text (as_text may say None on other backends)
+        sent[operand] = hlo_census(cast(str, compiled.as_text())).values_per_device
     operand = "A" if sent["A"] <= sent["B"] else "B"
     return operand, sent[operand]
 

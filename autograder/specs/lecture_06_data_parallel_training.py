@@ -9,6 +9,7 @@ along every other axis.
 from __future__ import annotations
 
 from math import prod
+from typing import Any, cast
 
 from ..core.tasks import REPLICATED, Assignment, Case, Input, Layout, Task
 
@@ -17,11 +18,11 @@ BATCH_SPLIT = Layout(("AXIS", None))  # (batch, features): examples over the cas
 
 def _all_reduce_weights(case: Case) -> float:
     """One all-reduce of a gradient the size of the weights: 2 (N-1)/N of it."""
-    n = case.mesh_spec.axis_sizes[case.axis]
+    n = case.mesh_spec.axis_sizes[cast(str, case.axis)]  # these cases all name an axis
     return 2 * (n - 1) / n * prod(case.shapes[0])
 
 
-def _data_parallel_gradient_oracle(w, x, y, axis_name):
+def _data_parallel_gradient_oracle(w: Any, x: Any, y: Any, axis_name: str) -> Any:
     import jax
     import jax.numpy as jnp
 
@@ -31,7 +32,7 @@ def _data_parallel_gradient_oracle(w, x, y, axis_name):
     return jax.grad(lambda w: jnp.mean((xs @ w - ys) ** 2))(w)
 
 
-def _dropout_keep_mask_oracle(key, axis_name, rows, cols, rate):
+def _dropout_keep_mask_oracle(key: Any, axis_name: str, rows: int, cols: int, rate: float) -> Any:
     import jax
     import jax.numpy as jnp
     from flax import nnx

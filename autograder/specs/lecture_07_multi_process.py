@@ -18,13 +18,13 @@ def _spec(*entries: Any) -> dict[str, list[Any]]:
     return {"P": [list(e) if isinstance(e, tuple) else e for e in entries]}
 
 
-def _mesh(mesh_shape: dict[str, int]):
+def _mesh(mesh_shape: dict[str, int]) -> Any:
     from ..core.mesh import MeshSpec
 
     return MeshSpec(tuple(mesh_shape.values()), tuple(mesh_shape)).build()
 
 
-def _process_rows_oracle(global_batch, process_index, process_count):
+def _process_rows_oracle(global_batch: int, process_index: int, process_count: int) -> list[int]:
     import jax
 
     # One device per process on a 1-D mesh: the block that device holds is the process's rows.
@@ -38,13 +38,15 @@ def _process_rows_oracle(global_batch, process_index, process_count):
     return [rows.start or 0, global_batch if rows.stop is None else rows.stop]
 
 
-def _shared_step_count_oracle(examples_per_process, local_batch):
+def _shared_step_count_oracle(examples_per_process: list[int], local_batch: int) -> int:
     import numpy as np
 
     return int(np.min(np.asarray(examples_per_process) // local_batch))
 
 
-def _process_local_shape_oracle(global_shape, spec, mesh_shape, process_count):
+def _process_local_shape_oracle(
+    global_shape: list[int], spec: Any, mesh_shape: dict[str, int], process_count: int
+) -> list[int]:
     import jax
 
     mesh = _mesh(mesh_shape)

@@ -8,6 +8,8 @@ check itself without the instructor's solutions.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.tasks import Assignment, Case, Task, Training
 from .given.multiprocess_training import (  # noqa: F401  (the notebook imports them from here too)
     CLASSES,
@@ -35,14 +37,14 @@ def __getattr__(name: str) -> object:
 # ---------------------------------------------------------------- oracles: the same run, no shard_map
 
 
-def _make_global_batch_oracle(local_batch, mesh):
+def _make_global_batch_oracle(local_batch: dict[str, Any], mesh: Any) -> Any:
     import jax
 
     by_example = jax.NamedSharding(mesh, jax.P("data"))
     return jax.tree.map(lambda rows: jax.make_array_from_process_local_data(by_example, rows), local_batch)
 
 
-def _train_step_oracle(state, batch, key):
+def _train_step_oracle(state: dict[str, Any], batch: dict[str, Any], key: Any) -> tuple[dict[str, Any], Any]:
     """Gradient accumulation over the 8 devices' slices, each with its own folded key: what a
     data-parallel step computes, on one device."""
     import jax
@@ -52,7 +54,7 @@ def _train_step_oracle(state, batch, key):
     whole = jax.tree.map(lambda a: jax.reshard(a, jax.P()), batch)
     slices = jax.tree.map(lambda a: a.reshape((NUM_DEVICES, -1) + a.shape[1:]), whole)
 
-    def one_device(d, piece):
+    def one_device(d: Any, piece: dict[str, Any]) -> Any:
         return jax.value_and_grad(loss_fn)(state["params"], piece, jax.random.fold_in(key, d))
 
     losses, grads = jax.vmap(one_device)(jnp.arange(NUM_DEVICES), slices)
@@ -61,7 +63,7 @@ def _train_step_oracle(state, batch, key):
     return {"params": optax.apply_updates(state["params"], updates), "opt_state": opt_state}, losses.mean()
 
 
-def _train_oracle(num_steps, seed):
+def _train_oracle(num_steps: int, seed: int) -> tuple[Any, list[Any]]:
     """Every process computes the whole run on whole batches, on its own first device."""
     import jax
 

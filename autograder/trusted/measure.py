@@ -31,7 +31,7 @@ def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, 
     census = hlo_census(compiled.as_text())
     structure: Measurement = {
         "asked": dict(stablehlo_collectives(asked)),
-        "census": {**census.to_json(), "program_bytes": program_bytes(census, stablehlo_itemsizes(asked))},  # type: ignore[typeddict-item]
+        "census": {**census.to_json(), "program_bytes": program_bytes(census, stablehlo_itemsizes(asked))},
         "out_spec": pspec.of_array(out),
     }
     return out, structure
@@ -41,7 +41,7 @@ def host_value(out: Any) -> tuple[np.ndarray, str]:
     """A numpy copy and the dtype name; keys become their raw uint32 data."""
     import jax
 
-    if jax.dtypes.issubdtype(out.dtype, jax.dtypes.prng_key):
+    if jax.dtypes.issubdtype(out.dtype, jax.dtypes.prng_key):  # type: ignore[attr-defined]  # jax.dtypes re-exports issubdtype implicitly
         return np.asarray(jax.random.key_data(out)), "key"
     return np.asarray(out), str(out.dtype)
 
@@ -127,7 +127,8 @@ def _same(got: Any, expected: Any) -> bool:
         return math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-9)
     if isinstance(got, list) and isinstance(expected, list):
         return len(got) == len(expected) and all(map(_same, got, expected))
-    return got == expected
+    equal: bool = got == expected
+    return equal
 
 
 def _show(value: Any) -> str:

@@ -20,7 +20,7 @@ def save(prefix: str | Path, record: dict[str, Any], arrays: Arrays | None = Non
     prefix = Path(prefix)
     if arrays:
         buf = io.BytesIO()
-        np.savez(buf, **arrays)
+        np.savez(buf, **arrays)  # type: ignore[arg-type]  # keys are array names, never savez's allow_pickle
         write_atomic(prefix.with_suffix(".npz"), buf.getvalue())
     write_atomic(prefix.with_suffix(".json"), json.dumps(record))
 

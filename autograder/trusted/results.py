@@ -10,7 +10,7 @@ import re
 import stat
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -49,7 +49,7 @@ def read_results(out: Path, test_ids: set[str], artifacts_dir: Path) -> Results:
             path = artifacts_dir / f"{test['artifact']}.jaxexport"
             path.write_bytes(artifacts[test["artifact"]])
             test["artifact"] = str(path)
-    return results
+    return cast(Results, results)  # every field checked above
 
 
 def _read_regular(path: Path, limit: int, what: str) -> bytes:

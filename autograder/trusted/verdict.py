@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from ..core.records import Census, Measurement, TestResult
 from ..core.tasks import COLLECTIVES, HLO_TO_JAX, Case, Task
@@ -56,9 +56,10 @@ def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict
     if part != "communication":
         return None
     case, m = next(((c, m) for c, m in correct if not c.hidden), (None, None))
-    if case is None or m["census"]["values_per_device"] is None:
+    if case is None or m is None or m["census"]["values_per_device"] is None:
         return None
     reference = m.get("reference_census") or {}
+    minimum: float | None
     if task.comm_bytes is not None:
         sent, minimum, ref, unit = (
             m["census"]["program_bytes"],
@@ -150,8 +151,10 @@ def _communication_problem(task: Task, case: Case, m: Measurement) -> str:
 def _bytes_problem(task: Task, case: Case, m: Measurement) -> str:
     """Traffic in bytes at the program's own dtypes: equal to the task's closed form, and no more
     than the reference's on the same mesh."""
-    sent = m["census"]["program_bytes"]
-    closed = task.comm_bytes(case)
+    # Both known here: the caller judges bytes only for a task with comm_bytes, and only once the
+    # traffic is bounded (program_bytes is None only when it is not).
+    sent = cast(float, m["census"]["program_bytes"])
+    closed = cast("Callable[[Case], float]", task.comm_bytes)(case)
     reference = (m.get("reference_census") or {}).get("program_bytes")
     over_reference = reference is not None and sent > reference + 1e-9
     if not over_reference and math.isclose(sent, closed, rel_tol=1e-9, abs_tol=1e-9):

@@ -22,12 +22,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import JaxcourseError
 from ..core.files import write_atomic
 from ..core.protocol import ARTIFACTS, RESULTS, VERSION, CallResult, Cell, NotebookRun, PlannedCall, Results
 from ..core.records import Signature
 
 
-class TestTimeout(Exception):
+class TestTimeout(JaxcourseError):
     """A single test ran past its time limit."""
 
 
@@ -142,7 +143,7 @@ def write_results(out: Path, results: Results, artifacts: dict[str, bytes]) -> N
 
     arrays = {name: np.frombuffer(data, dtype=np.uint8) for name, data in artifacts.items()}
     with open(out / ARTIFACTS, "wb") as f:
-        np.savez(f, **arrays)
+        np.savez(f, **arrays)  # type: ignore[arg-type]  # keys are artifact names, never savez's allow_pickle
     write_atomic(out / RESULTS, json.dumps(results))
 
 

@@ -16,7 +16,7 @@ GLOBAL_BATCH = 32  # examples per step, over all devices of all processes
 NUM_DEVICES = 8  # every layout has the same global mesh: 8 devices on one axis, "data"
 
 
-def data_mesh():
+def data_mesh() -> Any:
     """Every device of every process on one explicit axis, ``data``."""
     import jax
 
@@ -38,7 +38,7 @@ def model_and_optimizer() -> SimpleNamespace:
             self.dropout = nnx.Dropout(0.25)
             self.out = nnx.Linear(HIDDEN, CLASSES, rngs=rngs)
 
-        def __call__(self, x, dropout_key):
+        def __call__(self, x: Any, dropout_key: Any) -> Any:
             h = self.dropout(nnx.relu(self.hidden(x)), rngs=dropout_key)
             return self.out(h)
 
@@ -55,7 +55,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def init_state(seed):
+def init_state(seed: int) -> dict[str, Any]:
     """The training state: the model's parameters and the optimizer's state, as host values."""
     from flax import nnx
 
@@ -63,7 +63,7 @@ def init_state(seed):
     return {"params": params, "opt_state": model_and_optimizer().optimizer.init(params)}
 
 
-def loss_fn(params, batch, dropout_key):
+def loss_fn(params: Any, batch: dict[str, Any], dropout_key: Any) -> Any:
     """Mean cross-entropy of the model with dropout (drawn from ``dropout_key``) on ``batch``."""
     import optax
     from flax import nnx
@@ -72,7 +72,7 @@ def loss_fn(params, batch, dropout_key):
     return optax.softmax_cross_entropy_with_integer_labels(logits, batch["y"]).mean()
 
 
-def global_batch(step, seed):
+def global_batch(step: int, seed: int) -> dict[str, np.ndarray]:
     """The whole batch of one step, as every process could make it: points labelled by a fixed
     random linear teacher."""
     rng = np.random.default_rng([seed, step])
@@ -81,7 +81,7 @@ def global_batch(step, seed):
     return {"x": x, "y": np.argmax(x @ teacher, axis=1).astype(np.int32)}
 
 
-def local_batch(step, seed):
+def local_batch(step: int, seed: int) -> dict[str, np.ndarray]:
     """This process's share of the batch of ``step``: the rows of the devices it owns, as NumPy.
     In a real job each process would read only these rows from its own files."""
     import jax

@@ -7,7 +7,7 @@ parameters and the loss history within ``TOLERANCE`` of the reference's."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from .records import TOLERANCE, RecordError, check_record
 
 
 def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    sig: LayoutSig = job["sig"]  # type: ignore[assignment]
+    sig = cast(LayoutSig, job["sig"])  # this module is handed only its own kind
     record = refs.layouts.run(sig)
     if record["status"] != "ok":
         where = harness.layout_label(sig["processes"], sig["devices"])
@@ -36,7 +36,7 @@ def measure(test: Evaluation) -> Measurement:
     expected, _ = reference.load(test["reference"])
     result = test["result"]
     sent = result.get("value") if isinstance(result, dict) else None
-    return {"values": judge(test["sig"], sent, expected)}  # type: ignore[arg-type]
+    return {"values": judge(cast(LayoutSig, test["sig"]), sent, expected)}
 
 
 def judge(sig: LayoutSig, sent: Any, expected: dict[str, Any]) -> Verdict:
@@ -88,7 +88,8 @@ def _array_problem(name: str, got: dict[str, Any] | None, want: dict[str, Any]) 
 
 def _run_problem(record: dict[str, Any], reference: dict[str, Any], num_steps: int) -> str:
     if record["status"] != "ok":
-        return record["message"]
+        message: str = record["message"]  # a str: check_record saw to it
+        return message
     procs, ref = record["processes"], reference["processes"][0]
     for rank, proc in enumerate(procs):
         if proc["mesh"] != ref["mesh"] and rank == 0:

@@ -12,13 +12,13 @@ collectives."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ...core.hlo import hlo_census, stablehlo_collectives
 from ...core.mesh import MeshSpec
-from ...core.records import Measurement, StepSig, TestResult, fail, ok
+from ...core.records import Census, Measurement, StepSig, TestResult, fail, ok
 from ...core.tasks import Case, Task, Training
 from ...harness import layouts
 from ...harness.train_step import flat_step
@@ -32,7 +32,7 @@ SAME_MASK = 1e-5  # relative change of the update below which two devices share 
 def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     import jax
 
-    sig: StepSig = job["sig"]  # type: ignore[assignment]
+    sig = cast(StepSig, job["sig"])  # this module is handed only its own kind
     inputs = StepInputs(layouts.given_for(sig), sig["mesh"], job["seed"])
     outputs, probe = inputs.expected(jax.jit(flat_step(refs.lookup(sig["function"]), inputs.treedef)))
     arrays = {**{f"out{i}": v for i, v in enumerate(outputs)}, **{f"probe{i}": v for i, v in enumerate(probe)}}
@@ -71,7 +71,9 @@ class StepInputs:
             jax.device_put(jax.random.key(self.key_seed), everywhere),
         )
 
-    def run(self, call: Callable[..., Any], leaves: list[np.ndarray], batch: dict | None = None) -> list[np.ndarray]:
+    def run(
+        self, call: Callable[..., Any], leaves: list[np.ndarray], batch: dict[str, np.ndarray] | None = None
+    ) -> list[np.ndarray]:
         """The new state's leaves and the loss, as NumPy."""
         import jax
 
@@ -83,7 +85,7 @@ class StepInputs:
         """A reference step's outputs on the state, and on the state with its hidden units off."""
         return self.run(call, self.state), self.run(call, self.probe_state)
 
-    def census(self, call: Callable[..., Any]) -> dict[str, Any]:
+    def census(self, call: Any) -> Census:  # call: a jitted function (it has .lower)
         """Collectives the program asks for, and those its compiled HLO runs."""
         import jax
 
@@ -103,7 +105,7 @@ class StepInputs:
 
 def measure_step(
     call: Callable[..., Any], inputs: StepInputs, expected: list[np.ndarray], expected_probe: list[np.ndarray]
-) -> dict[str, Any]:
+) -> Measurement:
     """Values, values when dropout plays no part, collectives and per-device masks of a step."""
     try:
         got = inputs.run(call, inputs.state)
@@ -185,7 +187,7 @@ def measure(test: Evaluation) -> Measurement:
 
     if test.get("failure"):
         return {"values": fail(test["failure"])}
-    sig: StepSig = test["sig"]  # type: ignore[assignment]
+    sig = cast(StepSig, test["sig"])  # this module is handed only its own kind
     inputs = StepInputs(layouts.given_for(sig), sig["mesh"], test["seed"])
     try:
         exported = policy.load(test["artifact"])
@@ -215,7 +217,7 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
     ]  # fmt: skip
 
 
-def _step_problem(part: str, measurements: list[dict[str, Any]]) -> str:
+def _step_problem(part: str, measurements: list[Measurement]) -> str:
     for m in measurements:
         if part == "values" and not m["values"]["ok"]:
             return m["values"]["message"]
@@ -230,7 +232,7 @@ def _step_problem(part: str, measurements: list[dict[str, Any]]) -> str:
     return ""
 
 
-def _collectives_problem(m: dict[str, Any]) -> str:
+def _collectives_problem(m: Measurement) -> str:
     census, n, devices = m["census"], m["num_params"], m["devices"]
     ops = {op for op, k in {**census["asked"], **census["counts"]}.items() if k and op != "all-reduce"}
     if ops:
@@ -248,7 +250,7 @@ def _collectives_problem(m: dict[str, Any]) -> str:
     return ""
 
 
-def _dropout_problem(m: dict[str, Any]) -> str:
+def _dropout_problem(m: Measurement) -> str:
     same = m["same_masks"]
     if not same:
         return ""

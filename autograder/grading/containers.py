@@ -1,0 +1,68 @@
+"""A container's life, in one place: started, then stopped and removed however the block that
+uses it ends (a return, an exception, Ctrl-C). The sandbox, the lab and the tests all hold their
+containers this way, so none is left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from docker.client import DockerClient
+    from docker.models.containers import Container
+
+TRIES = 10  # an engine busy tearing down a thousand forked processes may ask us to come back
+
+
+@contextlib.contextmanager
+def removed_after(container: Container, stop_timeout: float | None = None) -> Iterator[Container]:
+    """``container``, stopped (given ``stop_timeout`` seconds to exit, when asked) and removed
+    when the block ends."""
+    try:
+        yield container
+    finally:
+        try:
+            if stop_timeout is not None:
+                container.stop(timeout=stop_timeout)
+        finally:
+            remove(container)
+
+
+@contextlib.contextmanager
+def running(client: DockerClient, stop_timeout: float | None = None, **options: Any) -> Iterator[Container]:
+    """A new detached container from ``options`` (docker-py's ``containers.run``), removed after."""
+    with removed_after(client.containers.run(detach=True, **options), stop_timeout) as container:
+        yield container
+
+
+def kill(container: Container) -> None:
+    """SIGKILL, and wait for it to take."""
+    import docker.errors
+
+    for _ in range(TRIES):
+        try:
+            container.kill()
+            return
+        except docker.errors.NotFound:
+            return
+        except docker.errors.APIError:
+            time.sleep(1.0)
+            container.reload()
+            if container.status != "running":
+                return
+
+
+def remove(container: Container) -> None:
+    """Remove, forcibly; a container that is still being killed is tried again."""
+    import docker.errors
+
+    for _ in range(TRIES):
+        try:
+            container.remove(force=True)
+            return
+        except docker.errors.NotFound:
+            return
+        except docker.errors.APIError:
+            time.sleep(1.0)  # still being killed; the next grading run clears what is left
