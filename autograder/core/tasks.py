@@ -150,8 +150,14 @@ class Training:
     batch_axis: str  # the mesh axis the batch is split over
     # State leaves (by path) and the value that makes dropout play no part in a step.
     quiet: dict[str, float] = field(default_factory=dict)
-    layout_functions: tuple[str, ...] = ("make_global_batch", "train")  # what a layout run calls
+    batch_function: str = "make_global_batch"  # (local rows, mesh) -> the global batch
+    train_function: str = "train"  # (num_steps, seed) -> (params, losses)
     params_prefix: str = "params/"  # state leaves under it are the model's parameters
+
+    @property
+    def layout_functions(self) -> tuple[str, str]:
+        """What a layout run calls, and judges on the same run."""
+        return self.batch_function, self.train_function
 
 
 @dataclass(frozen=True)

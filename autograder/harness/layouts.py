@@ -105,12 +105,12 @@ def _process_run(
 
     rank = jax.process_index()
     mesh = given.data_mesh()
-    make_global_batch, train = (functions.get(name) for name in given.layout_functions)
+    build_batch, train = functions.get(given.batch_function), functions.get(given.train_function)
     try:
-        if make_global_batch is None:
-            raise NameError("no function named make_global_batch was defined")
-        probe = _describe_batch(make_global_batch(given.local_batch(0, seed), mesh))
-    except Exception as err:  # make_global_batch is judged on its own; training still runs
+        if build_batch is None:
+            raise NameError(f"no function named {given.batch_function} was defined")
+        probe = _describe_batch(build_batch(given.local_batch(0, seed), mesh))
+    except Exception as err:  # the batch is judged on its own; training still runs
         probe = {"error": f"{type(err).__name__}: {str(err)[:300]}"}
     Path(tmp, PROBE_FILE.format(rank=rank)).write_text(json.dumps(probe))
     if train is None:
@@ -126,7 +126,7 @@ def _process_run(
         globals_["local_batch"] = counted
     result = train(num_steps, seed)
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
-        raise TypeError(f"train must return (params, losses), not {type(result).__name__}")
+        raise TypeError(f"{given.train_function} must return (params, losses), not {type(result).__name__}")
     params, losses = result
     return {
         "params": flatten(params),
@@ -148,8 +148,8 @@ def run_layout(given: Training, functions: dict[str, Callable[..., Any] | None],
             results = launch(_process_run, n, sig["devices"], args=(given, functions, steps, sig["seed"], tmp),
                              timeout=sig["timeout"], out=output)  # fmt: skip
             status, message = "ok", ""
-            if functions.get("train") is None:
-                status, message = "failed", "no function named train was defined"
+            if functions.get(given.train_function) is None:
+                status, message = "failed", f"no function named {given.train_function} was defined"
         except LaunchError as err:
             results, status = [None] * n, "hang" if "hung" in str(err) else "failed"
             message = f"{err}{_steps_begun(Path(tmp), n, steps)}{_last_error(output.getvalue())}"

@@ -46,20 +46,21 @@ def judge(sig: LayoutSig, sent: Any, expected: dict[str, Any]) -> Verdict:
         record = check_record(sent, sig["processes"])
     except RecordError as err:
         return fail(f"the sandbox's record of this run is malformed: {err}")
-    if sig["function"] == "make_global_batch":
-        problem = _batch_problem(record, want)
+    given = harness.given_for(sig)
+    if sig["function"] == given.batch_function:
+        problem = _batch_problem(record, want, given.batch_function)
     else:
         problem = _run_problem(record, want, sig["num_steps"])
     return fail(problem) if problem else ok()
 
 
-def _batch_problem(record: dict[str, Any], reference: dict[str, Any]) -> str:
+def _batch_problem(record: dict[str, Any], reference: dict[str, Any], function: str) -> str:
     for rank, (proc, ref) in enumerate(zip(record["processes"], reference["processes"])):
         batch, want = proc["batch"], ref["batch"]
         if batch is None:
             return f"process {rank} never got to build its batch: {record['message']}"
         if "error" in batch:
-            return f"in process {rank}, make_global_batch raised {batch['error']}"
+            return f"in process {rank}, {function} raised {batch['error']}"
         for name, expected in want.items():
             problem = _array_problem(name, batch.get(name), expected)
             if problem:
