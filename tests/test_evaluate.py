@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import pytest
 
-from autograder.core.mesh import MeshSpec, signature
+from autograder.core.mesh import MeshSpec, mesh_signature
 from autograder.harness import shard_map as harness
 from autograder.specs import get
 from autograder.trusted.shard_map import artifact_problems
@@ -54,7 +54,7 @@ def test_other_shardings_or_meshes_are_refused():
 
 
 def test_a_mesh_signature_mismatch_is_a_hard_error():
-    ours = signature(MESH)
+    ours = mesh_signature(MESH)
     check_meshes({SIG["mesh"]: ours})
     with pytest.raises(MeshMismatch, match="the sandbox ran on"):
         check_meshes({SIG["mesh"]: {**ours, "device_ids": ours["device_ids"][::-1]}})

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.core.mesh import MeshSpec, MeshSpecError, signature
+from autograder.core.mesh import MeshSpec, MeshSpecError, mesh_signature
 
 
 @pytest.mark.parametrize(
@@ -31,8 +31,8 @@ def test_mesh_needing_more_devices_than_jax_has():
 
 
 def test_signature_pins_shape_names_types_devices_platform():
-    a = signature(MeshSpec.parse("2x4:x,y").build())
-    b = signature(MeshSpec.parse("4x2:x,y").build())
+    a = mesh_signature(MeshSpec.parse("2x4:x,y").build())
+    b = mesh_signature(MeshSpec.parse("4x2:x,y").build())
     assert a == {"shape": [2, 4], "names": ["x", "y"], "axis_types": ["Explicit", "Explicit"],
                  "device_ids": list(range(8)), "platform": "cpu"}  # fmt: skip
     assert a != b

@@ -81,7 +81,7 @@ class MeshSpec:
         )
 
 
-def signature(mesh: jax.sharding.Mesh) -> dict[str, Any]:
+def mesh_signature(mesh: jax.sharding.Mesh) -> dict[str, Any]:
     """Plain data that pins a mesh down: shape, names, axis types, device ids, platform."""
     devices = mesh.devices.flat
     return {

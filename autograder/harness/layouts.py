@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..core import pspec
-from ..core.mesh import signature as mesh_signature
+from ..core.mesh import mesh_signature
 from ..core.records import LayoutSig, StepSig
 from ..core.tasks import Case, Task, Training
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import JaxcourseError
-from ..core.mesh import MeshSpec, signature, use_cpu_devices
+from ..core.mesh import MeshSpec, mesh_signature, use_cpu_devices
 from . import reference
 from .jobs import References
 from .kinds import JUDGES
@@ -46,7 +46,7 @@ def reference_function(provider: dict[str, Any], task: str) -> Callable[..., Any
 
 def check_meshes(reported: dict[str, Any]) -> None:
     for name, theirs in reported.items():
-        ours = signature(MeshSpec.parse(name).build())
+        ours = mesh_signature(MeshSpec.parse(name).build())
         if theirs != ours:
             raise MeshMismatch(f"mesh {name}: the sandbox ran on {theirs}, the grader on {ours}")
 

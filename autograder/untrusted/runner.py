@@ -107,11 +107,11 @@ def run_test(test: PlannedCall, namespace: dict[str, Any], artifacts: dict[str, 
 
 def mesh_signatures(sigs: list[Signature]) -> dict[str, Any]:
     """The meshes the exports ran on, for the trusted side's same-mesh check."""
-    from ..core.mesh import MeshSpec, signature
+    from ..core.mesh import MeshSpec, mesh_signature
     from ..harness.kinds import CALLS
 
     names = {sig["mesh"] for sig in sigs if CALLS[sig["kind"]].REPORTS_MESH and "mesh" in sig}
-    return {name: signature(MeshSpec.parse(name).build()) for name in sorted(names)}
+    return {name: mesh_signature(MeshSpec.parse(name).build()) for name in sorted(names)}
 
 
 def main(argv: list[str]) -> int:
