@@ -84,10 +84,10 @@ class Grader:
         self.provider, self.cache = provider, cache
         self._references: dict[str, str] | None = None
         self._references_lock = threading.Lock()
-        plain = [{"id": p.id, "sig": p.sig, "seed": p.seed} for p in self.tests]
+        self._reference_jobs = [{"id": p.id, "sig": p.sig, "seed": p.seed} for p in self.tests]
         # A report stays valid while the notebook, the reference, the cases and the package's
         # own code are all unchanged.
-        self.fingerprint_base = provider.source_text + json.dumps(plain, sort_keys=True) + code_text()
+        self.fingerprint_base = provider.source_text + json.dumps(self._reference_jobs, sort_keys=True) + code_text()
         self.sandbox = sandbox or ProcessSandbox()
         # Compiled programs, reused when two submissions export the same program; written and
         # read by the trusted worker only.
@@ -98,8 +98,9 @@ class Grader:
         """Each test's reference record (a path prefix), computed once, when first needed."""
         with self._references_lock:  # a class grades several submissions at once
             if self._references is None:
-                jobs = [{"id": p.id, "sig": p.sig, "seed": p.seed} for p in self.tests]
-                self._references = references.ensure(self.provider, jobs, self.cache, self.num_devices, self.timeout)
+                self._references = references.ensure(
+                    self.provider, self._reference_jobs, self.cache, self.num_devices, self.timeout
+                )
         return self._references
 
     def _source(self, course: Course | None) -> Any:
