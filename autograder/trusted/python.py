@@ -12,7 +12,7 @@ from ..harness import python as harness
 from . import reference
 from .jobs import Evaluation, ReferenceJob, References
 from .measure import compare_python
-from .verdict import score as score
+from .verdict import score as score  # re-exported: this kind's verdict, under the registry's name
 
 
 def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -15,7 +15,7 @@ from . import policy, reference
 from .inputs import make_inputs
 from .jobs import Evaluation, ReferenceJob, References
 from .measure import compare_values, execute, host_value
-from .verdict import score as score
+from .verdict import score as score  # re-exported: this kind's verdict, under the registry's name
 
 
 def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
