@@ -28,14 +28,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.conftest import (  # noqa: E402  (the test helpers build real submissions)
-    ASSIGNMENT,
-    SUBMISSIONS,
-    WrongSubmission,
-    copy_course,
-    solved_notebook,
-    write_submission,
-)  # fmt: skip
+from autograder.mesh import use_cpu_devices  # noqa: E402
+from tests.helpers.course import ASSIGNMENT, copy_course, solved_notebook, write_submission  # noqa: E402  (the test helpers build real submissions)
+from tests.helpers.submissions import wrong_submission  # noqa: E402
+
+use_cpu_devices(8)  # as the tests have it, before anything starts JAX
 
 MIX = (
     "ring_wrong_direction", "uses_all_gather", "ring_sends_twice", "layernorm_gathers_rows",
@@ -56,7 +53,7 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> floa
 def make_class(course, students: int) -> None:
     submitted = course.nbgrader_root / "submitted"
     for i in range(students):
-        wrong = None if i % 4 == 0 else WrongSubmission(SUBMISSIONS / f"{MIX[i % len(MIX)]}.py")
+        wrong = None if i % 4 == 0 else wrong_submission(ASSIGNMENT, MIX[i % len(MIX)])
         nb = solved_notebook(course, wrong.functions if wrong else None, wrong.extra_cell if wrong else None)
         write_submission(submitted, f"student{i:03d}", nb)
 

@@ -21,7 +21,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.test_training import ASSIGNMENT, submission  # noqa: E402  (the test's real submission)
+from autograder.mesh import use_cpu_devices  # noqa: E402
+from tests.helpers.course import solved_source  # noqa: E402  (the tests' real submission)
+
+ASSIGNMENT = "03_multiprocess_training"
+use_cpu_devices(8)  # as the tests have it, before anything starts JAX
 
 
 def main() -> None:
@@ -51,7 +55,7 @@ def main() -> None:
             print(f"no Docker engine ({err}): process sandbox only")
         notebook = Path(tmp) / "reference" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
         notebook.parent.mkdir(parents=True)
-        nbformat.write(submission({}), notebook)
+        nbformat.write(solved_source(ASSIGNMENT), notebook)
         for name, grader in graders.items():
             times = []
             for _ in range(args.repeats):

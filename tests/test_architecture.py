@@ -18,7 +18,7 @@ from autograder.grading.package import UNTRUSTED_SIDE, stage_untrusted_side
 from autograder.harness.kinds import CALLS
 from autograder.trusted.kinds import JUDGES
 
-from .conftest import REPO
+from .helpers.course import REPO
 
 PACKAGE = REPO / "autograder"
 MAX_LINES = 400

@@ -9,7 +9,7 @@ from autograder.checks import CheckFailed, check
 from autograder.specs import get
 from solutions import collectives as reference
 
-from .conftest import ASSIGNMENT
+from .helpers.course import ASSIGNMENT
 
 
 def test_the_reference_passes_every_visible_check():

@@ -13,9 +13,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from .conftest import ASSIGNMENT, NOTEBOOK, SUBMISSIONS, WrongSubmission, solved_notebook, write_submission
+from autograder.specs import get
+
+from .helpers.course import ASSIGNMENT, NOTEBOOK, solved_notebook, total, visible_total, write_submission
+from .helpers.submissions import wrong_submission
 
 JAXCOURSE = [sys.executable, "-m", "autograder.cli"]
+TOTAL = total(ASSIGNMENT)
 
 
 def run(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -59,7 +63,7 @@ def test_check_outside_a_course_uses_the_public_oracles(course, tmp_path):
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["status"] == "graded"
-    assert report["score"] == report["max_score"] == 38  # 50 less the 12 hidden points
+    assert report["score"] == report["max_score"] == visible_total(ASSIGNMENT) < TOTAL  # the hidden points are not
     assert all(t["visibility"] == "visible" for t in report["tests"])
 
 
@@ -69,7 +73,7 @@ def graded_class(course, tmp_path_factory):
     submitted = tmp_path_factory.mktemp("submitted")
     write_submission(submitted, "alice", solved_notebook(course))
     (submitted / "alice" / ASSIGNMENT / "timestamp.txt").write_text("2026-11-20 10:00:00.000000 UTC")
-    raising = WrongSubmission(SUBMISSIONS / "raises_at_import.py")
+    raising = wrong_submission(ASSIGNMENT, "raises_at_import")
     write_submission(submitted, "bob", solved_notebook(course, extra_cell=raising.extra_cell))
     write_submission(submitted, "carol", solved_notebook(course)).write_text("{broken")
     other = solved_notebook(course)
@@ -94,10 +98,11 @@ def test_grade_reports_every_student_and_exits_zero(graded_class):
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == ["student_id", "assignment", "score", "max_score", "status"]
     got = {r["student_id"]: (r["score"], r["status"]) for r in rows}
-    assert got == {"alice": ("50", "graded"), "bob": ("0", "error"), "carol": ("0", "invalid"),
+    assert got == {"alice": (f"{TOTAL:g}", "graded"), "bob": ("0", "error"), "carol": ("0", "invalid"),
                    "dave": ("0", "invalid"), "erin": ("0", "invalid")}  # fmt: skip
     bob = json.loads((out / "bob" / "results.json").read_text())
     assert "RuntimeError" in bob["message"] and "I broke my notebook" in bob["message"]
+    assert wrong_submission(ASSIGNMENT, "raises_at_import").message in bob["message"]
     assert (
         "is for 02_sharded_matmul, not 01_collectives"
         in json.loads((out / "dave" / "results.json").read_text())["message"]
@@ -114,25 +119,25 @@ def test_grades_land_in_nbgraders_gradebook(graded_class, course):
 
     with Gradebook(f"sqlite:///{course.nbgrader_root / 'gradebook.db'}") as gb:
         alice = gb.find_submission(ASSIGNMENT, "alice")
-        assert alice.score == alice.max_score == 50
+        assert alice.score == alice.max_score == TOTAL
         assert str(alice.timestamp).startswith("2026-11-20 10:00:00")
         assert gb.find_submission(ASSIGNMENT, "bob").score == 0
         cell = gb.find_grade("test_ring_all_gather", "01_collectives", ASSIGNMENT, "alice")
-        assert cell.score == cell.max_score == 10
+        assert cell.score == cell.max_score == get(ASSIGNMENT).task("ring_all_gather").max_score
     exported = course.root / "nbgrader-grades.csv"
     done = subprocess.run([sys.executable, "-m", "nbgrader", "export", f"--to={exported}"],
                           cwd=course.nbgrader_root, capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
     with open(exported) as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT}
-    assert float(rows["alice"]["score"]) == 50.0
+    assert float(rows["alice"]["score"]) == TOTAL
 
 
 @pytest.mark.slow
 def test_feedback_never_shows_hidden_test_source(graded_class, course):
     _, out, _ = graded_class
     html = (out / "alice" / "feedback.html").read_text()
-    assert "ring_all_gather: hidden values" in html and "Score: 50 / 50" in html
+    assert "ring_all_gather: hidden values" in html and f"Score: {TOTAL:g} / {TOTAL:g}" in html
     source = (course.nbgrader_root / "source" / ASSIGNMENT / NOTEBOOK).read_text()
     assert "hidden=True" in source
     for page in (out / "alice" / "feedback.html", out / "alice" / "feedback.md", out / "bob" / "feedback.md"):
@@ -155,4 +160,4 @@ def test_grading_again_reuses_reports_and_keeps_the_gradebook(graded_class, cour
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course.nbgrader_root / 'gradebook.db'}") as gb:
-        assert gb.find_submission(ASSIGNMENT, "alice").score == 50
+        assert gb.find_submission(ASSIGNMENT, "alice").score == TOTAL

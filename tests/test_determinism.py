@@ -10,7 +10,8 @@ import pytest
 
 from autograder.grading import classroom
 
-from .conftest import ASSIGNMENT, SUBMISSIONS, WrongSubmission, solved_notebook, write_submission
+from .helpers.course import ASSIGNMENT, solved_notebook, total, write_submission
+from .helpers.submissions import wrong_submission
 
 pytestmark = pytest.mark.slow
 
@@ -23,7 +24,7 @@ FILES = ("results.json", "feedback.md", "feedback.html")
 def test_grading_is_byte_identical_in_any_order_and_any_jobs(course, tmp_path, monkeypatch):
     submitted = tmp_path / "submitted"
     for student, wrong in CLASS.items():
-        sub = WrongSubmission(SUBMISSIONS / f"{wrong}.py") if wrong else None
+        sub = wrong_submission(ASSIGNMENT, wrong) if wrong else None
         nb = solved_notebook(course, sub.functions if sub else None, sub.extra_cell if sub else None)
         write_submission(submitted, student, nb)
     first = tmp_path / "first"
@@ -45,7 +46,7 @@ def test_grading_is_byte_identical_in_any_order_and_any_jobs(course, tmp_path, m
     assert order == sorted(CLASS, reverse=True) and again.reused == 0
 
     scores = {r.student: r.score for r in run.reports}
-    assert scores["ada"] == 50 and scores["dee"] == 0 and 0 < scores["cy"] < 50
+    assert scores["ada"] == total(ASSIGNMENT) and scores["dee"] == 0 and 0 < scores["cy"] < total(ASSIGNMENT)
     for student in CLASS:
         for name in FILES:
             assert (second / student / name).read_bytes() == (first / student / name).read_bytes(), (student, name)

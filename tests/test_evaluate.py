@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import pytest
 
@@ -13,7 +15,12 @@ from autograder.trusted.worker import MeshMismatch, check_meshes
 
 TASK = get("01_collectives").task("ring_all_gather")
 SIG = harness.signature(TASK, TASK.cases[1])  # 2x4:x,y over 'y'
-MESH = MeshSpec.parse(SIG["mesh"]).build()
+
+
+@functools.cache
+def _mesh():
+    """The task's mesh, built on first use: after the session's fixture has given JAX its devices."""
+    return MeshSpec.parse(SIG["mesh"]).build()
 
 
 def _exported(fn, sig=SIG):
@@ -25,7 +32,7 @@ def _gather(x, axis):
 
 
 def test_a_plain_export_is_accepted():
-    assert artifact_problems(_exported(_gather), SIG, MESH) == []
+    assert artifact_problems(_exported(_gather), SIG, _mesh()) == []
 
 
 def test_custom_calls_are_refused():
@@ -38,23 +45,23 @@ def test_custom_calls_are_refused():
     wrapped, structs, _ = harness.build(foreign, SIG)
     check = jax.export.DisabledSafetyCheck.custom_call("steal_answers")
     forged = jax.export.export(wrapped, disabled_checks=[check])(*structs)
-    problems = artifact_problems(jax.export.deserialize(forged.serialize()), SIG, MESH)
+    problems = artifact_problems(jax.export.deserialize(forged.serialize()), SIG, _mesh())
     assert "exported with safety checks disabled" in problems
     assert any("custom calls or host callbacks: steal_answers" in p for p in problems), problems
 
 
 def test_other_shardings_or_meshes_are_refused():
     other = {**SIG, "inputs": [{**SIG["inputs"][0], "spec": [None]}]}
-    assert any("inputs are" in p for p in artifact_problems(_exported(_gather, other), SIG, MESH))
+    assert any("inputs are" in p for p in artifact_problems(_exported(_gather, other), SIG, _mesh()))
     transposed = {**SIG, "mesh": "4x2:x,y"}
     shape = [SIG["inputs"][0]["shape"][0], *SIG["inputs"][0]["shape"][1:]]
     transposed["inputs"] = [{**SIG["inputs"][0], "shape": shape}]
-    problems = artifact_problems(_exported(_gather, transposed), SIG, MESH)
+    problems = artifact_problems(_exported(_gather, transposed), SIG, _mesh())
     assert any("not on the task's mesh" in p for p in problems), problems
 
 
 def test_a_mesh_signature_mismatch_is_a_hard_error():
-    ours = mesh_signature(MESH)
+    ours = mesh_signature(_mesh())
     check_meshes({SIG["mesh"]: ours})
     with pytest.raises(MeshMismatch, match="the sandbox ran on"):
         check_meshes({SIG["mesh"]: {**ours, "device_ids": ours["device_ids"][::-1]}})

@@ -11,7 +11,9 @@ from autograder.grading.docker_sandbox import DockerSandbox
 from autograder.grading.grader import Grader, grader_for
 from autograder.grading.limits import Limits
 
-from .conftest import ASSIGNMENTS, WrongSubmission, solved_notebook, write_submission, wrong_submissions
+from .helpers import snapshot
+from .helpers.course import ASSIGNMENTS, full_marks, solved_notebook, total, write_submission
+from .helpers.submissions import WrongSubmission, wrong_submissions
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +27,6 @@ LIMITS = {
     "01_collectives": {"timeout": 40, "test_timeout": 4, "startup": 30},
     "02_sharded_matmul": {"timeout": 120, "test_timeout": 8, "startup": 30},
 }
-TOTALS = {"01_collectives": 50, "02_sharded_matmul": 50}
 
 
 def _runs(extra: Callable[[str, str], list] = lambda s, a: [()]) -> list:
@@ -57,7 +58,9 @@ def graders(course, request) -> Callable[[str, str], Grader]:
 
 
 def _full_marks(grader: Grader) -> dict[str, float]:
-    return {f"{t.name}: {part}": p for t in grader.tasks for part, p in t.points.items()}
+    marks = {f"{t.name}: {part}": p for t in grader.tasks for part, p in t.points.items()}
+    assert marks == full_marks(grader.assignment.name)  # the grader grades the tasks the spec defines
+    return marks
 
 
 @pytest.mark.parametrize("sandbox, assignment", _runs())
@@ -66,10 +69,12 @@ def test_reference_scores_full_marks(sandbox, assignment, graders, course, tmp_p
     nb = solved_notebook(course, assignment=assignment)
     report = grader.grade("reference", write_submission(tmp_path, "reference", nb, assignment))
     assert report.status == "graded", report.message
+    assert report.message == ""
     failed = {t.name: t.message for t in report.tests if t.status != "passed"}
     assert not failed
     assert {t.name: t.score for t in report.tests} == _full_marks(grader)
-    assert report.score == report.max_score == TOTALS[assignment]
+    assert report.score == report.max_score == total(assignment)
+    snapshot.assert_matches(report, f"{assignment}/{sandbox}/reference")
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -95,17 +100,18 @@ def test_wrong_submission_loses_exactly_its_points(
     nb = solved_notebook(course, wrong.functions, wrong.extra_cell, assignment)
     report = grader.grade(wrong.name, write_submission(tmp_path, wrong.name, nb, assignment))
     assert report.status == wrong.status, report.message
+    snapshot.assert_matches(report, f"{assignment}/{sandbox}/{wrong.name}")
     if wrong.status != "graded":
-        assert report.score == 0 and report.message
+        assert report.score == 0 and wrong.message in report.message, report.message
         assert all(t.message == report.message for t in report.tests)
         return
+    assert report.message == ""
     assert {t.name: t.score for t in report.tests} == {**_full_marks(grader), **wrong.expected}
-    messages = {t.name: t.message for t in report.tests}
     for test in report.tests:
-        if test.name in wrong.expected:
-            assert test.status == "failed" and test.message, test.name
-    for name, reason in wrong.reasons.items():
-        assert reason in messages[name], messages[name]
+        if test.name in wrong.expected:  # each lost test says why, in the words its file gives
+            assert test.status == "failed" and wrong.reasons[test.name] in test.message, (test.name, test.message)
+        else:
+            assert test.status == "passed", (test.name, test.message)
     _pictures_explain_the_failures(report)
 
 

@@ -11,7 +11,7 @@ from autograder.checks import check
 from autograder.delivery.lectures import execute
 from autograder.specs import ASSIGNMENTS, EXERCISES
 
-from .conftest import REPO
+from .helpers.course import REPO
 
 LECTURES = sorted((REPO / "course").glob("*.ipynb"))
 EXERCISE_TASKS = [(a, t) for a in EXERCISES.values() for t in a.tasks]

@@ -11,7 +11,15 @@ import pytest
 
 from autograder.delivery.release import leaked_files
 
-from .conftest import ASSIGNMENTS, RELEASED, notebook_name, reference_sources, solved_notebook, write_submission
+from .helpers.course import (
+    ASSIGNMENTS,
+    RELEASED,
+    notebook_name,
+    reference_sources,
+    solved_notebook,
+    total,
+    write_submission,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -56,6 +64,6 @@ def test_nbgrader_autograde_gives_the_reference_full_marks(course, assignment):
         done = nbgrader(course, "autograde", assignment, "--student=nbgrader-alice", "--force")
         assert done.returncode == 0, done.stderr[-3000:]
         with Gradebook(f"sqlite:///{course.nbgrader_root / 'gradebook.db'}") as gb:
-            assert gb.find_submission(assignment, "nbgrader-alice").score == 50
+            assert gb.find_submission(assignment, "nbgrader-alice").score == total(assignment)
     finally:
         shutil.rmtree(submitted / "nbgrader-alice", ignore_errors=True)

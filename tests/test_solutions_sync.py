@@ -11,36 +11,21 @@ import pytest
 
 from autograder.specs import get
 
-from .conftest import ASSIGNMENTS, REPO, notebook_name
-
-
-def _source(assignment: str) -> nbformat.NotebookNode:
-    return nbformat.read(REPO / "assignments" / "source" / assignment / notebook_name(assignment), as_version=4)
+from .helpers.course import ASSIGNMENTS, REPO, source_notebook
+from .helpers.notebooks import cells_by_grade_id, function, solution_region
 
 
 def _cells(assignment: str) -> dict[str, nbformat.NotebookNode]:
-    return {c.metadata["nbgrader"]["grade_id"]: c for c in _source(assignment).cells if "nbgrader" in c.metadata}
+    return cells_by_grade_id(source_notebook(assignment))
 
 
 def _solutions(assignment: str) -> str:
     return (REPO / "solutions" / f"{get(assignment).solutions}.py").read_text()
 
 
-def _function(text: str, name: str) -> ast.FunctionDef:
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return node
-    raise AssertionError(f"no function {name}")
-
-
-def _solution_region(source: str) -> str:
-    inside = source.split("### BEGIN SOLUTION\n", 1)[1].split("### END SOLUTION", 1)[0]
-    return textwrap.dedent(inside).strip()
-
-
 def _reference_body(text: str, name: str) -> str:
     """Everything below the ``def`` line, comments included."""
-    node = _function(text, name)
+    node = function(text, name)
     lines = text.splitlines()[node.lineno : node.end_lineno]
     return textwrap.dedent("\n".join(lines)).strip()
 
@@ -58,8 +43,8 @@ TASKS = [(a, t) for a in ASSIGNMENTS for t in get(a).tasks]
 def test_solution_region_is_the_reference(assignment, name):
     """Every solution cell, graded or not, holds its function from solutions/, byte for byte."""
     cell, solutions = _cells(assignment)[name], _solutions(assignment)
-    assert _solution_region(cell.source) == _reference_body(solutions, name)
-    ours, theirs = _function(cell.source, name), _function(solutions, name)
+    assert solution_region(cell.source) == _reference_body(solutions, name)
+    ours, theirs = function(cell.source, name), function(solutions, name)
     assert ast.dump(ours.args) == ast.dump(theirs.args), "the signature must match the reference's"
 
 
@@ -81,5 +66,5 @@ def test_grade_cell_points_and_calls_match_the_spec(assignment, task):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_notebook_names_its_assignment(assignment):
-    assert _source(assignment).metadata["jaxcourse"]["assignment"] == assignment
+    assert source_notebook(assignment).metadata["jaxcourse"]["assignment"] == assignment
     assert sum(t.max_score for t in get(assignment).tasks) == 50

@@ -8,10 +8,8 @@ through ``Grader`` (sandbox, launcher, trusted worker), as ``jaxcourse grade`` d
 
 from __future__ import annotations
 
-import ast
 import copy
 import time
-from pathlib import Path
 
 import jax
 import nbformat
@@ -24,40 +22,19 @@ from autograder.specs import multiprocess_training as given
 from autograder.trusted.kinds import score_task
 from autograder.trusted.training import records, step
 
-from .conftest import REPO, WrongSubmission, _literal
+from .helpers import snapshot
+from .helpers.course import REPO, full_marks, reference_sources, solved_source, total
+from .helpers.submissions import wrong_submission, wrong_submissions
 
 ASSIGNMENT = "03_multiprocess_training"
-SOURCE = REPO / "assignments" / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-SUBMISSIONS = Path(__file__).resolve().parent / "submissions" / "03_multiprocess_training"
-SOLUTIONS = (REPO / "solutions" / "multiprocess_training.py").read_text()
 SPEC = given.ASSIGNMENT
-
-
-def wrong_submissions() -> list[WrongSubmission]:
-    return [WrongSubmission(p) for p in sorted(SUBMISSIONS.glob("*.py"))]
-
-
-def reference_functions() -> dict[str, str]:
-    tree = ast.parse(SOLUTIONS)
-    return {n.name: ast.get_source_segment(SOLUTIONS, n) for n in tree.body if isinstance(n, ast.FunctionDef)}
-
-
-def submission(replace: dict[str, str]) -> nbformat.NotebookNode:
-    """The source notebook with each solution cell holding the reference, or ``replace``'s."""
-    nb = nbformat.read(SOURCE, as_version=4)
-    sources = {**reference_functions(), **replace}
-    for cell in nb.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.cell_type == "code" and meta.get("solution"):
-            cell.source = sources[meta["grade_id"]]
-    return nb
 
 
 def namespace_of(replace: dict[str, str]) -> dict:
     """The graded functions as a notebook would define them, for the in-process tests."""
     namespace = {"jax": jax, "optax": optax, "loss_fn": given.loss_fn, "optimizer": given.optimizer,
                  "data_mesh": given.data_mesh, "init_state": given.init_state, "local_batch": given.local_batch}  # fmt: skip
-    for source in {**reference_functions(), **replace}.values():
+    for source in {**reference_sources(ASSIGNMENT), **replace}.values():
         exec(source, namespace)
     return namespace
 
@@ -87,7 +64,7 @@ def test_reference_step_scores_full_marks():
     ],
 )
 def test_wrong_steps_lose_their_points_with_their_reason(name, reason):
-    wrong = WrongSubmission(SUBMISSIONS / f"{name}.py")
+    wrong = wrong_submission(ASSIGNMENT, name)
     scores = step_scores(namespace_of(wrong.functions)["train_step"])
     lost = {test: 0 for test in wrong.expected if test.startswith("train_step:")}
     assert {t: s for t, (s, _) in scores.items() if s == 0} == lost
@@ -139,13 +116,13 @@ def grader(tmp_path_factory):
 def grade(grader, tmp_path, name: str, replace: dict[str, str]):
     path = tmp_path / name / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     path.parent.mkdir(parents=True)
-    nbformat.write(submission(replace), path)
+    nbformat.write(solved_source(ASSIGNMENT, replace), path)
     start = time.monotonic()
     report = grader.grade(name, path)
     return report, time.monotonic() - start
 
 
-FULL_MARKS = {f"{t.name}: {part}": p for t in SPEC.tasks for part, p in t.points.items()}
+FULL_MARKS = full_marks(ASSIGNMENT)
 
 
 @pytest.mark.slow
@@ -153,11 +130,13 @@ def test_reference_scores_full_marks_in_all_three_layouts(grader, tmp_path):
     report, seconds = grade(grader, tmp_path, "reference", {})
     print(f"\ngrading one submission in three layouts took {seconds:.1f} s")
     assert report.status == "graded", report.message
+    assert report.message == ""
     assert {t.name: t.message for t in report.tests if t.status != "passed"} == {}
     assert {t.name: t.score for t in report.tests} == FULL_MARKS
-    assert report.score == report.max_score == 50
+    assert report.score == report.max_score == total(ASSIGNMENT)
     hidden = {t.name for t in report.tests if t.visibility == "hidden"}
     assert hidden == {"make_global_batch: 4 processes x 2 devices", "train: 4 processes x 2 devices"}
+    snapshot.assert_matches(report, f"{ASSIGNMENT}/process/reference")
 
 
 @pytest.mark.slow
@@ -174,22 +153,25 @@ def test_reference_scores_full_marks_in_the_docker_sandbox(grader, cpu_image, cl
     print(f"\ngrading one submission in three layouts in a container took {seconds:.1f} s")
     assert report.status == "graded", report.message
     assert {t.name: t.message for t in report.tests if t.status != "passed"} == {}
-    assert report.score == report.max_score == 50
+    assert report.score == report.max_score == total(ASSIGNMENT)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("wrong", wrong_submissions(), ids=lambda w: w.name)
+@pytest.mark.parametrize("wrong", wrong_submissions(ASSIGNMENT), ids=lambda w: w.name)
 def test_wrong_submission_loses_exactly_its_points(wrong, grader, tmp_path):
     report, seconds = grade(grader, tmp_path, wrong.name, wrong.functions)
     assert report.status == "graded", report.message
+    assert report.message == ""
     assert {t.name: t.score for t in report.tests} == {**FULL_MARKS, **wrong.expected}
     for test in report.tests:
-        if test.name in wrong.expected:
-            assert test.status == "failed" and test.message, test.name
-    hang = _literal((SUBMISSIONS / f"{wrong.name}.py").read_text(), "HANG")
-    if hang:
+        if test.name in wrong.expected:  # each lost test says why, in the words its file gives
+            assert test.status == "failed" and wrong.reasons[test.name] in test.message, (test.name, test.message)
+        else:
+            assert test.status == "passed", (test.name, test.message)
+    snapshot.assert_matches(report, f"{ASSIGNMENT}/process/{wrong.name}")
+    if wrong.hang:
         messages = {t.name: t.message for t in report.tests}
         message = messages["train: 2 processes x 4 devices"]
-        assert "the group hung" in message and hang in message, message
+        assert "the group hung" in message and wrong.hang in message, message
         # two hanging layouts, each stopped at its own limit, plus the ordinary work
         assert seconds < 2 * given.LAYOUT_TIMEOUT + 120, seconds

@@ -6,24 +6,23 @@ from __future__ import annotations
 import ast
 import textwrap
 
-import nbformat
 import pytest
 
 from autograder.core.course import Course
 from autograder.specs import get
 
-from .conftest import REPO
-from .test_solutions_sync import _function, _solution_region
+from .helpers.course import REPO, source_notebook
+from .helpers.notebooks import cells_by_grade_id, function, solution_region
 
 ASSIGNMENT = "03_multiprocess_training"
 SPEC = get(ASSIGNMENT)
-SOURCE = nbformat.read(REPO / "assignments" / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
-CELLS = {c.metadata["nbgrader"]["grade_id"]: c for c in SOURCE.cells if "nbgrader" in c.metadata}
+SOURCE = source_notebook(ASSIGNMENT)
+CELLS = cells_by_grade_id(SOURCE)
 SOLUTIONS = (REPO / "solutions" / "multiprocess_training.py").read_text()
 
 
 def _reference_body(name: str) -> str:
-    node = _function(SOLUTIONS, name)
+    node = function(SOLUTIONS, name)
     lines = SOLUTIONS.splitlines()[node.body[0].lineno - 1 : node.end_lineno]
     return textwrap.dedent("\n".join(lines)).strip()
 
@@ -32,8 +31,8 @@ def _reference_body(name: str) -> str:
 def test_solution_region_is_the_reference(task):
     cell = CELLS[task.name]
     assert cell.metadata["nbgrader"]["solution"] is True
-    assert _solution_region(cell.source) == _reference_body(task.name)
-    ours, theirs = _function(cell.source, task.name), _function(SOLUTIONS, task.name)
+    assert solution_region(cell.source) == _reference_body(task.name)
+    ours, theirs = function(cell.source, task.name), function(SOLUTIONS, task.name)
     assert ast.dump(ours.args) == ast.dump(theirs.args), "the signature must match the reference's"
 
 

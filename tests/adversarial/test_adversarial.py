@@ -3,10 +3,14 @@
 student included, is graded in one run. Each must end with its score and a clear status, the
 grader must survive, and everyone else must be graded as if the attackers were not there.
 
-A case file says ``EXPECTED`` (test -> score; all else full marks) or ``STATUS`` (or a tuple of
-statuses where more than one limit may stop it first), and ``MESSAGE``, a pattern the report's
-message must match. ``{port}``, ``{host_ip}``, ``{course}`` and
-``{notebook}`` in its cell are filled in with what an attacker would aim at on this machine.
+A case file says ``EXPECTED`` (test -> score; all else full marks) with ``MESSAGE_OF`` (test ->
+a pattern its message must match, for every test it loses), or ``STATUS`` (or a tuple of statuses
+where more than one limit may stop it first) with ``MESSAGE``, a pattern the report's message must
+match (``tests/helpers/submissions.py``; ``tests/test_submission_files.py`` holds every case to
+it). A graded attack's report has no message; one with full marks passes every test. Every report
+is also its record in the grading snapshot, word for word. ``{port}``, ``{host_ip}``,
+``{course}`` and ``{notebook}`` in its cell are filled in with what an attacker would aim at on
+this machine.
 """
 
 from __future__ import annotations
@@ -22,25 +26,19 @@ import pytest
 from autograder.grading.classroom import grade_class
 from autograder.grading.docker_sandbox import LABEL
 
-from ..conftest import ASSIGNMENT, NOTEBOOK, WrongSubmission, _literal, copy_course, solved_notebook, write_submission
+from ..helpers import snapshot
+from ..helpers.course import ASSIGNMENT, NOTEBOOK, copy_course, full_marks, solved_notebook, total, write_submission
+from ..helpers.submissions import WrongSubmission, adversarial_cases
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-CASES = Path(__file__).parent / "cases"
 # Short limits: the endless cases cost 45 s, the hanging collective 8 s per case.
 LIMITS = "[sandbox]\ntimeout = 45\ntest_timeout = 8\n"
-
-
-class Case(WrongSubmission):
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
-        text = path.read_text()
-        self.message: str = _literal(text, "MESSAGE", "")
-        self.message_of: dict[str, str] = _literal(text, "MESSAGE_OF", {})
-
-
-def cases() -> list[Case]:
-    return [Case(p) for p in sorted(CASES.glob("*.py"))]
+# Cases added after the snapshot was recorded, with why they have no record: each still meets
+# every other assertion here.
+NOT_IN_SNAPSHOT = {
+    "imports_trusted_code": "added with the restructuring, to prove the sandbox lacks trusted/ and grading/",
+}
 
 
 class Listener:
@@ -97,7 +95,7 @@ def graded(tmp_path_factory, cpu_image, listener):
     submitted = course.nbgrader_root / "submitted"
     write_submission(submitted, "reference", solved_notebook(course))
     notebooks = {}
-    for case in cases():
+    for case in adversarial_cases():
         notebook = submitted / case.name / ASSIGNMENT / NOTEBOOK
         values = {"port": str(listener.port), "host_ip": _host_ip(), "course": str(root), "notebook": str(notebook)}
         write_submission(submitted, case.name, solved_notebook(course, case.functions, _fill(case.extra_cell, values)))
@@ -106,34 +104,44 @@ def graded(tmp_path_factory, cpu_image, listener):
     return {r.student: r for r in run.reports}, notebooks
 
 
-@pytest.fixture(scope="module")
-def full_marks(graded) -> dict[str, float]:
-    reports, _ = graded
-    return {t.name: t.max_score for t in reports["reference"].tests}
-
-
 def test_the_reference_student_is_graded_as_usual(graded):
     reports, _ = graded
     reference = reports["reference"]
     assert reference.status == "graded", reference.message
-    assert reference.score == reference.max_score == 50
+    assert reference.message == "" and all(t.status == "passed" for t in reference.tests)
+    assert {t.name: t.score for t in reference.tests} == full_marks(ASSIGNMENT)
+    assert reference.score == reference.max_score == total(ASSIGNMENT)
+    snapshot.assert_matches(reference, "adversarial/reference")
 
 
-@pytest.mark.parametrize("case", cases(), ids=lambda c: c.name)
-def test_each_attack_gets_its_status_and_score(case: Case, graded, full_marks):
+@pytest.mark.parametrize("case", adversarial_cases(), ids=lambda c: c.name)
+def test_each_attack_gets_its_status_and_score(case: WrongSubmission, graded):
     reports, _ = graded
     report = reports[case.name]
-    assert report.status in (case.status if isinstance(case.status, tuple) else (case.status,)), (
-        f"{report.status}: {report.message}"
-    )
-    assert re.search(case.message, report.message), report.message
+    assert report.status in case.statuses, f"{report.status}: {report.message}"
     if report.status != "graded":
+        assert case.message and re.search(case.message, report.message), report.message
         assert report.score == 0
-        return
-    assert {t.name: t.score for t in report.tests} == {**full_marks, **case.expected}, report.message
-    messages = {t.name: t.message for t in report.tests}
-    for test, pattern in case.message_of.items():
-        assert re.search(pattern, messages[test]), messages[test]
+    else:
+        assert report.message == "", report.message
+        assert {t.name: t.score for t in report.tests} == {**full_marks(ASSIGNMENT), **case.expected}
+        messages = {t.name: t.message for t in report.tests}
+        assert set(case.expected) <= set(case.message_of), "MESSAGE_OF must say why each lost test fails"
+        for test, pattern in case.message_of.items():
+            assert re.search(pattern, messages[test]), (test, messages[test])
+        if not case.expected:  # full marks: every test passed
+            assert {t.name: t.status for t in report.tests if t.status != "passed"} == {}
+    if case.name in NOT_IN_SNAPSHOT:
+        assert f"adversarial/{case.name}" not in snapshot.records(), f"{case.name} has a record now: compare it"
+    else:
+        snapshot.assert_matches(report, f"adversarial/{case.name}", case.statuses)
+
+
+def test_every_case_but_the_new_ones_has_a_snapshot_record():
+    names = {c.name for c in adversarial_cases()}
+    recorded = {k.removeprefix("adversarial/") for k in snapshot.records() if k.startswith("adversarial/")}
+    assert set(NOT_IN_SNAPSHOT) <= names, "NOT_IN_SNAPSHOT names a case that is gone"
+    assert recorded == (names - set(NOT_IN_SNAPSHOT)) | {"reference"}
 
 
 def test_nothing_reached_the_network(graded, listener):

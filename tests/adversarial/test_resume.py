@@ -15,7 +15,8 @@ import pytest
 
 from autograder.grading.docker_sandbox import LABEL
 
-from ..conftest import ASSIGNMENT, WrongSubmission, copy_course, solved_notebook, submissions_dir, write_submission
+from ..helpers.course import ASSIGNMENT, copy_course, full_marks, solved_notebook, total, write_submission
+from ..helpers.submissions import WrongSubmission, wrong_submission
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -30,12 +31,12 @@ def _grade(course, image: str) -> list[str]:
 def test_killed_grader_resumes_and_records_everyone_once(tmp_path, cpu_image, client):
     course = copy_course(tmp_path)
     submitted = course.nbgrader_root / "submitted"
-    expected = {"reference": 50.0}
+    expected = {"reference": total(ASSIGNMENT)}
     write_submission(submitted, "reference", solved_notebook(course))
     for name in WRONG:
-        wrong = WrongSubmission(submissions_dir(ASSIGNMENT) / f"{name}.py")
+        wrong = wrong_submission(ASSIGNMENT, name)
         write_submission(submitted, name, solved_notebook(course, wrong.functions))
-        expected[name] = 50.0 - sum(_lost(wrong).values())
+        expected[name] = total(ASSIGNMENT) - sum(_lost(wrong).values())
     graded = course.nbgrader_root / "graded" / ASSIGNMENT
     env = {**os.environ, "JAXCOURSE_ROOT": str(course.root)}
 
@@ -67,8 +68,6 @@ def test_killed_grader_resumes_and_records_everyone_once(tmp_path, cpu_image, cl
 
 
 def _lost(wrong: WrongSubmission) -> dict[str, float]:
-    """Points a wrong submission loses: the full value of each test its EXPECTED zeroes."""
-    from autograder.specs import get
-
-    points = {f"{t.name}: {part}": p for t in get(ASSIGNMENT).tasks for part, p in t.points.items()}
+    """Points a wrong submission loses: what each test in its EXPECTED keeps less than full marks."""
+    points = full_marks(ASSIGNMENT)
     return {name: points[name] - score for name, score in wrong.expected.items()}

@@ -9,7 +9,7 @@ import pytest
 
 from autograder.grading import images
 
-from .conftest import chromium_or_skip
+from ..helpers.images import chromium_or_skip
 
 pytestmark = pytest.mark.docker
 
@@ -33,7 +33,7 @@ def _open_menu_item(page, menu: str, item: str, tries: int = 10) -> None:
 
 def test_browser_sees_file_browser_and_assignments(lab_container, sources):
     chromium_or_skip()
-    from .browser import chromium
+    from ..helpers.browser import chromium
 
     released = sorted(p.name for p in sources.release.iterdir() if p.is_dir())
     with chromium(f"{lab_container.url}/lab?token={lab_container.token}") as page:

@@ -13,8 +13,10 @@ import pytest
 
 from autograder.delivery import lab
 from autograder.grading import images
+from autograder.grading.containers import running
 
-from .conftest import REPO, jovyan_dir, released_notebooks, run_once, running
+from ..helpers.course import REPO
+from ..helpers.images import jovyan_dir, released_notebooks, run_once, wait_for_log
 
 pytestmark = pytest.mark.docker
 
@@ -84,8 +86,6 @@ def test_device_count_follows_jaxcourse_num_devices(client, cpu_image):
 
 
 def test_says_which_platform_jax_found(lab_container):
-    from .conftest import wait_for_log
-
     log = wait_for_log(lab_container.container, "jaxcourse: cpu image:")
     assert "found 8 cpu device(s)" in log
 

@@ -17,7 +17,7 @@ import requests
 
 from autograder.grading import images
 
-from .conftest import REPO
+from ..helpers.course import REPO
 
 JAXCOURSE = [sys.executable, "-m", "autograder.cli"]
 URL_RE = re.compile(r"(http://127\.0\.0\.1:\d+)/lab\?token=([0-9a-f]+)")

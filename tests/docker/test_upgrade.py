@@ -8,7 +8,7 @@ import tarfile
 import nbformat
 import pytest
 
-from .conftest import jovyan_dir, released_notebooks, run_once
+from ..helpers.images import jovyan_dir, released_notebooks, run_once
 
 pytestmark = pytest.mark.docker
 

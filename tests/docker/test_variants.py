@@ -11,7 +11,7 @@ import pytest
 from autograder.delivery import lab
 from autograder.grading import images
 
-from .conftest import jovyan_dir, run_once
+from ..helpers.images import jovyan_dir, run_once
 
 pytestmark = pytest.mark.docker
 

@@ -12,7 +12,16 @@ EXPECTED = {
     "ring_all_reduce: collectives": 0,
     "ring_all_reduce: communication": 0,
 }
-MESSAGE_OF = {"ring_all_gather: values": "the exported program did not finish"}
+MESSAGE_OF = {
+    "ring_all_gather: values": "the exported program did not finish",
+    "ring_all_gather: hidden values": "the exported program did not finish",
+    "ring_all_gather: collectives": "not checked until the values are right on at least one case",
+    "ring_all_gather: communication": "not checked until the values are right on at least one case",
+    "ring_all_reduce: values": "the exported program did not finish",
+    "ring_all_reduce: hidden values": "the exported program did not finish",
+    "ring_all_reduce: collectives": "not checked until the values are right on at least one case",
+    "ring_all_reduce: communication": "not checked until the values are right on at least one case",
+}
 
 
 def ring_all_gather(x, axis_name):

@@ -5,6 +5,10 @@ EXPECTED = {
     "fold_rng_over_axis: values": 0,
     "fold_rng_over_axis: hidden values": 0,
 }
+MESSAGE_OF = {
+    "fold_rng_over_axis: values": "Found an unbound axis name: i",
+    "fold_rng_over_axis: hidden values": "Found an unbound axis name: i",
+}
 EXTRA_CELL = """import json
 print(json.dumps({"version": 1, "score": 50, "max_score": 50, "status": "graded"}))"""
 

@@ -4,6 +4,10 @@ EXPECTED = {
     "fold_rng_over_axis: values": 0,
     "fold_rng_over_axis: hidden values": 0,
 }
+REASONS = {
+    "fold_rng_over_axis: values": "Found an unbound axis name: i",
+    "fold_rng_over_axis: hidden values": "Found an unbound axis name: i",
+}
 
 
 def fold_rng_over_axis(key, axis_name):

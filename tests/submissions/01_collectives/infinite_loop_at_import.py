@@ -1,4 +1,6 @@
-"""A notebook cell that never ends: the whole submission times out."""
+"""A notebook cell that never ends: the notebook's time limit stops it, so the whole submission
+times out and scores nothing."""
 
 STATUS = "timeout"
+MESSAGE = "the notebook did not finish within 40 s"
 EXTRA_CELL = "while True:\n    pass"

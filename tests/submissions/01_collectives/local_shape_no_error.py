@@ -4,6 +4,10 @@ EXPECTED = {
     "local_shape: values": 0,
     "local_shape: hidden values": 0,
 }
+REASONS = {
+    "local_shape: values": "expected ValueError, but the function returned [2, 3]",
+    "local_shape: hidden values": "expected ValueError, but the function returned [8, 1]",
+}
 
 
 def local_shape(global_shape, spec, mesh_shape):

@@ -4,6 +4,10 @@ EXPECTED = {
     "ring_all_gather: collectives": 0,
     "ring_all_reduce: collectives": 0,
 }
+REASONS = {
+    "ring_all_gather: collectives": "the compiled HLO contains all-gather (all_gather); ring_all_gather may use only ppermute",
+    "ring_all_reduce: collectives": "the compiled HLO contains all-gather (all_gather); ring_all_reduce may use only ppermute",
+}
 
 
 def ring_all_gather(x, axis_name):

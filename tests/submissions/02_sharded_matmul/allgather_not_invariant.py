@@ -10,6 +10,9 @@ EXPECTED = {
 }
 REASONS = {
     "matmul_allgather: values": "the task's output sharding is P(), so matmul_allgather's result must be the same on every device along 'i'; the value returned varies along 'i'",
+    "matmul_allgather: hidden values": "the task's output sharding is P(), so matmul_allgather's result must be the same on every device along 'i'; the value returned varies along 'i'",
+    "matmul_allgather: collectives": "not checked until the values are right on at least one case",
+    "matmul_allgather: communication": "not checked until the values are right on at least one case",
 }
 
 

@@ -8,6 +8,7 @@ EXPECTED = {
 }
 REASONS = {
     "collective_matmul_reduce_scatter: values": "mesh 8:i, axis 'i', float32, (32, 2) (2, 8) per device: wrong values on 8 of 8 devices",
+    "collective_matmul_reduce_scatter: hidden values": "wrong values on 4 of 4 devices",
 }
 
 

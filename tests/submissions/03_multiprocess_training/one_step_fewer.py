@@ -5,6 +5,10 @@ EXPECTED = {
     "train: 2 processes x 4 devices": 0,
     "train: 4 processes x 2 devices": 0,
 }
+REASONS = {
+    "train: 2 processes x 4 devices": "process 1 began step 5 of 6",
+    "train: 4 processes x 2 devices": "process 1 began step 5 of 6",
+}
 HANG = "process 1 began step 5 of 6"
 
 

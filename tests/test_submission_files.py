@@ -1,0 +1,91 @@
+"""Every known-wrong submission and every attack says what grading it must produce, in words: a
+test that only counts points cannot tell a right reason from a wrong one. The rules are
+``tests/helpers/submissions.py``'s; the slow tests grade each file and hold it to what it says."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.specs import ASSIGNMENTS as SPECS
+
+from .helpers.course import ASSIGNMENT, full_marks
+from .helpers.submissions import (
+    CASES,
+    SUBMISSIONS,
+    WrongSubmission,
+    adversarial_cases,
+    case_problems,
+    submission_problems,
+    wrong_submissions,
+)
+
+WRONG = [(a, w) for a in sorted(SPECS) for w in wrong_submissions(a)]
+
+
+def test_every_assignment_has_its_folder_of_wrong_submissions_and_nothing_else():
+    assert sorted(p.name for p in SUBMISSIONS.iterdir() if p.name != "__pycache__") == sorted(SPECS)
+    for assignment in SPECS:
+        assert wrong_submissions(assignment), f"no wrong submissions for {assignment}"
+        assert all(p.suffix == ".py" for p in (SUBMISSIONS / assignment).iterdir() if p.is_file())
+
+
+@pytest.mark.parametrize("assignment, wrong", WRONG, ids=[f"{a}/{w.name}" for a, w in WRONG])
+def test_wrong_submission_states_its_reasons(assignment: str, wrong: WrongSubmission):
+    assert submission_problems(wrong) == []
+    tests = full_marks(assignment)
+    assert set(wrong.expected) <= set(tests), "EXPECTED names tests the assignment does not have"
+    assert all(0 <= score < tests[name] for name, score in wrong.expected.items()), "each must lose points"
+    assert wrong.functions or wrong.extra_cell, "it changes nothing in the reference notebook"
+    assert set(wrong.functions) <= {t.name for t in SPECS[assignment].tasks} | _solution_cells(assignment)
+
+
+@pytest.mark.parametrize("case", adversarial_cases(), ids=lambda c: c.name)
+def test_attack_states_what_it_must_produce(case: WrongSubmission):
+    assert case_problems(case) == []
+    tests = full_marks(ASSIGNMENT)  # every attack is a notebook of 01_collectives
+    assert set(case.expected) <= set(tests) and set(case.message_of) <= set(tests)
+    assert all(0 <= score < tests[name] for name, score in case.expected.items()), "each must lose points"
+    assert case.functions or case.extra_cell, "it changes nothing in the reference notebook"
+
+
+def test_the_rules_catch_what_they_claim_to(tmp_path):
+    """The checks above can fail: each broken file is caught, for its reason."""
+    broken = {
+        "no_docstring": 'EXPECTED = {"a: values": 0}\nREASONS = {"a: values": "wrong"}\n',
+        "no_reasons": '"""doc"""\nEXPECTED = {"a: values": 0}\n',
+        "reason_for_another_test": '"""doc"""\nEXPECTED = {"a: values": 0}\nREASONS = {"b: values": "wrong"}\n',
+        "empty_reason": '"""doc"""\nEXPECTED = {"a: values": 0}\nREASONS = {"a: values": " "}\n',
+        "loses_nothing": '"""doc"""\nEXPECTED = {}\nREASONS = {}\n',
+        "status_without_message": '"""doc"""\nSTATUS = "timeout"\n',
+        "misspelt": '"""doc"""\nEXPECTED = {"a: values": 0}\nREASONS = {"a: values": "w"}\nREASON = {}\n',
+    }
+    for name, text in broken.items():
+        (tmp_path / f"{name}.py").write_text(text)
+        assert submission_problems(WrongSubmission(tmp_path / f"{name}.py")), name
+    attacks = {
+        "crash_without_message": '"""doc"""\nSTATUS = ("crashed", "timeout")\n',
+        "loses_without_pattern": '"""doc"""\nEXPECTED = {"a: values": 0}\nMESSAGE_OF = {"b: values": "x"}\n',
+        "graded_with_message": '"""doc"""\nEXPECTED = {}\nMESSAGE = "anything"\n',
+        "says_nothing": '"""doc"""\nEXTRA_CELL = "pass"\n',
+    }
+    for name, text in attacks.items():
+        (tmp_path / f"{name}.py").write_text(text)
+        assert case_problems(WrongSubmission(tmp_path / f"{name}.py")), name
+    good = '"""doc"""\nEXPECTED = {"a: values": 0}\nREASONS = {"a: values": "wrong"}\n'
+    (tmp_path / "good.py").write_text(good)
+    assert submission_problems(WrongSubmission(tmp_path / "good.py")) == []
+
+
+def test_the_cases_folder_holds_only_cases():
+    assert all(p.suffix == ".py" for p in CASES.iterdir() if p.is_file())
+
+
+def _solution_cells(assignment: str) -> set[str]:
+    """Functions a notebook defines in solution cells besides the graded ones (helpers)."""
+    from .helpers.course import source_notebook
+
+    return {
+        c.metadata["nbgrader"]["grade_id"]
+        for c in source_notebook(assignment).cells
+        if c.get("metadata", {}).get("nbgrader", {}).get("solution")
+    }

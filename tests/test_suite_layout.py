@@ -1,0 +1,78 @@
+"""The suite's own layout: conftest files hold fixtures only, shared helpers are plain modules
+under ``tests/helpers/``, and nothing imports a test module or a conftest."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from .helpers.course import REPO
+
+TESTS = REPO / "tests"
+# Student code, not the suite's: the wrong submissions and the attacks.
+STUDENT_CODE = (TESTS / "submissions", TESTS / "adversarial" / "cases")
+MODULES = sorted(
+    p
+    for p in [*TESTS.rglob("*.py"), *(REPO / "benchmarks").glob("*.py")]
+    if not any(p.is_relative_to(s) for s in STUDENT_CODE)
+)
+
+
+def _imported(path: Path) -> list[str]:
+    """Every name ``path`` imports, in full, relative imports spelt with their dots."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (f"{node.module}." if node.module else "")
+            names += [base + a.name for a in node.names]
+    return names
+
+
+def _test_code(path: Path) -> list[str]:
+    """What ``path`` imports from a test module or a conftest."""
+    return [
+        name
+        for name in _imported(path)
+        if any(part == "conftest" or part.startswith("test_") for part in name.split(".") if part)
+    ]
+
+
+def _conftest_problems(path: Path) -> list[str]:
+    """Why a conftest holds more than fixtures (and pytest's hooks)."""
+    tree = ast.parse(path.read_text())
+    problems = [
+        f"{n.name} is not a fixture: move it to a module under tests/helpers/"
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef | ast.ClassDef)
+        and not n.name.startswith("pytest_")
+        and not any("fixture" in ast.unparse(d) for d in n.decorator_list)
+    ]
+    rest = [n for n in tree.body if not isinstance(n, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef)]
+    if rest[:1] and isinstance(rest[0], ast.Expr) and isinstance(rest[0].value, ast.Constant):
+        rest = rest[1:]  # the docstring
+    problems += [f"line {n.lineno} runs at import: set-up belongs in a fixture" for n in rest]
+    return problems
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(REPO)))
+def test_nothing_imports_a_test_module_or_a_conftest(path: Path):
+    assert _test_code(path) == []
+
+
+@pytest.mark.parametrize("path", sorted(TESTS.rglob("conftest.py")), ids=lambda p: str(p.relative_to(REPO)))
+def test_conftest_files_hold_fixtures_only(path: Path):
+    assert _conftest_problems(path) == []
+
+
+def test_the_rules_can_fail(tmp_path):
+    bad = tmp_path / "conftest.py"
+    bad.write_text(
+        "from .test_grading import x\nfrom ..conftest import _literal\nimport tests.test_cli\n"
+        "from tests import conftest\nuse_cpu_devices(8)\ndef helper(): pass\n"
+    )
+    assert _test_code(bad) == [".test_grading.x", "..conftest._literal", "tests.test_cli", "tests.conftest"]
+    assert len(_conftest_problems(bad)) == 2
