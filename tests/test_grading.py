@@ -68,13 +68,13 @@ def test_reference_scores_full_marks(sandbox, assignment, graders, course, tmp_p
     grader = graders(sandbox, assignment)
     nb = solved_notebook(course, assignment=assignment)
     report = grader.grade("reference", write_submission(tmp_path, "reference", nb, assignment))
+    snapshot.assert_matches(report, f"{assignment}/{sandbox}/reference")
     assert report.status == "graded", report.message
     assert report.message == ""
     failed = {t.name: t.message for t in report.tests if t.status != "passed"}
     assert not failed
     assert {t.name: t.score for t in report.tests} == _full_marks(grader)
     assert report.score == report.max_score == total(assignment)
-    snapshot.assert_matches(report, f"{assignment}/{sandbox}/reference")
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -99,8 +99,8 @@ def test_wrong_submission_loses_exactly_its_points(
     grader = graders(sandbox, assignment)
     nb = solved_notebook(course, wrong.functions, wrong.extra_cell, assignment)
     report = grader.grade(wrong.name, write_submission(tmp_path, wrong.name, nb, assignment))
-    assert report.status == wrong.status, report.message
     snapshot.assert_matches(report, f"{assignment}/{sandbox}/{wrong.name}")
+    assert report.status == wrong.status, report.message
     if wrong.status != "graded":
         assert report.score == 0 and wrong.message in report.message, report.message
         assert all(t.message == report.message for t in report.tests)

@@ -129,6 +129,7 @@ FULL_MARKS = full_marks(ASSIGNMENT)
 def test_reference_scores_full_marks_in_all_three_layouts(grader, tmp_path):
     report, seconds = grade(grader, tmp_path, "reference", {})
     print(f"\ngrading one submission in three layouts took {seconds:.1f} s")
+    snapshot.assert_matches(report, f"{ASSIGNMENT}/process/reference")
     assert report.status == "graded", report.message
     assert report.message == ""
     assert {t.name: t.message for t in report.tests if t.status != "passed"} == {}
@@ -136,7 +137,6 @@ def test_reference_scores_full_marks_in_all_three_layouts(grader, tmp_path):
     assert report.score == report.max_score == total(ASSIGNMENT)
     hidden = {t.name for t in report.tests if t.visibility == "hidden"}
     assert hidden == {"make_global_batch: 4 processes x 2 devices", "train: 4 processes x 2 devices"}
-    snapshot.assert_matches(report, f"{ASSIGNMENT}/process/reference")
 
 
 @pytest.mark.slow
@@ -160,6 +160,7 @@ def test_reference_scores_full_marks_in_the_docker_sandbox(grader, cpu_image, cl
 @pytest.mark.parametrize("wrong", wrong_submissions(ASSIGNMENT), ids=lambda w: w.name)
 def test_wrong_submission_loses_exactly_its_points(wrong, grader, tmp_path):
     report, seconds = grade(grader, tmp_path, wrong.name, wrong.functions)
+    snapshot.assert_matches(report, f"{ASSIGNMENT}/process/{wrong.name}")
     assert report.status == "graded", report.message
     assert report.message == ""
     assert {t.name: t.score for t in report.tests} == {**FULL_MARKS, **wrong.expected}
@@ -168,7 +169,6 @@ def test_wrong_submission_loses_exactly_its_points(wrong, grader, tmp_path):
             assert test.status == "failed" and wrong.reasons[test.name] in test.message, (test.name, test.message)
         else:
             assert test.status == "passed", (test.name, test.message)
-    snapshot.assert_matches(report, f"{ASSIGNMENT}/process/{wrong.name}")
     if wrong.hang:
         messages = {t.name: t.message for t in report.tests}
         message = messages["train: 2 processes x 4 devices"]
