@@ -5,6 +5,8 @@ contracts can fail, and check what a contract cannot express."""
 
 from __future__ import annotations
 
+import ast
+import json
 import shutil
 import subprocess
 import sys
@@ -14,7 +16,7 @@ import grimp
 import pytest
 
 from autograder.core.kinds import KINDS
-from autograder.grading.package import UNTRUSTED_SIDE, stage_untrusted_side
+from autograder.grading.package import UNTRUSTED_SIDE, untrusted_package, untrusted_pythonpath
 from autograder.harness.kinds import CALLS
 from autograder.trusted.kinds import JUDGES
 
@@ -93,26 +95,58 @@ def test_no_module_is_over_400_lines():
     assert long == {}
 
 
+def _in_staged_package(tmp_path: Path, code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run against the staged untrusted side as the local sandbox runs it: -S, so that
+    this checkout's editable install, which would find the rest, is not loaded."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": untrusted_pythonpath(), "PYTHONSAFEPATH": "1", "HOME": str(tmp_path)}
+    return subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+
+
+def _autograder_imports(notebook: Path) -> list[str]:
+    """Every import of the package a notebook's code cells make, as source lines."""
+    found = []
+    for cell in json.loads(notebook.read_text())["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for node in ast.walk(ast.parse("".join(cell["source"]))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if any(n.split(".")[0] == "autograder" for n in names):
+                found.append(ast.unparse(node))
+    return found
+
+
+@pytest.mark.parametrize("notebook", sorted((REPO / "assignments" / "source").glob("*/*.ipynb")), ids=lambda p: p.stem)
+def test_an_assignment_imports_only_what_the_sandbox_has(tmp_path, notebook):
+    """A graded notebook's cells run in the sandbox: an import of the trusted side would fail
+    every student there (and only there), so it fails here first."""
+    imports = _autograder_imports(notebook)
+    assert imports, "the setup cell imports check"
+    done = _in_staged_package(tmp_path, "\n".join(imports))
+    assert done.returncode == 0, done.stderr
+
+
 def test_the_sandbox_gets_the_untrusted_side_only(tmp_path):
     """What a sandbox container mounts: no code that decides scores, yet everything a notebook's
     cells and the runner import."""
-    package = stage_untrusted_side(tmp_path)
-    folders = {p.name for p in package.iterdir() if p.is_dir()}
+    package = untrusted_package()
+    folders = {p.name for p in package.iterdir() if p.is_dir() and p.name != "__pycache__"}
     assert folders == set(UNTRUSTED_SIDE)
     probe = (
         "import importlib.util, autograder\n"
-        "from autograder.checks import check\n"
+        "from autograder.checks import CheckFailed, check, probe\n"
         "from autograder.mesh import use_cpu_devices\n"
         "from autograder.launch import launch\n"
         "from autograder.trace import hlo_census\n"
         "import autograder.untrusted.runner\n"
         "assert check(print) is None\n"
+        "try:\n    probe(print)\nexcept CheckFailed as err:\n    assert 'measured by the grader' in str(err)\n"
+        "else:\n    raise AssertionError('probe measured in the sandbox')\n"
         "for name in ('trusted', 'grading', 'delivery', 'cli'):\n"
         "    assert importlib.util.find_spec('autograder.' + name) is None, name\n"
         "print(autograder.__file__)\n"
     )
-    # -S: without site-packages, where this checkout's editable install would find the rest.
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n{probe}"],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = _in_staged_package(tmp_path, probe)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(package / "__init__.py")

@@ -14,18 +14,15 @@ the same code as the grader's reader, and the code that decides scores is not in
 from __future__ import annotations
 
 import os
-import shutil
 import socket
-import tempfile
 import time
-import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.protocol import MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES
 from .containers import kill, remove, running
 from .limits import Limits
-from .package import stage_untrusted_side
+from .package import untrusted_package
 from .sandbox import LOG_TAIL_BYTES, Outcome, exit_reason, runner_argv
 
 if TYPE_CHECKING:
@@ -55,9 +52,7 @@ class DockerSandbox:
         self.image, self.limits = image, limits
         self.client = client or connect()
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
-        staging = tempfile.mkdtemp(prefix="jaxcourse-sandbox-code-")
-        weakref.finalize(self, shutil.rmtree, staging, True)
-        self.package = stage_untrusted_side(Path(staging))
+        self.package = untrusted_package()
         _open_for_container(self.package)
         remove_orphans(self.client)
 

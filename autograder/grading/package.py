@@ -4,8 +4,11 @@ result made by other code is made again), and the part of the package that may e
 
 from __future__ import annotations
 
+import atexit
 import functools
 import shutil
+import sysconfig
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -16,8 +19,8 @@ SANDBOX_FACADES = {
     "mesh.py": (ROOT / "mesh.py").read_text(),
     "launch.py": (ROOT / "launch.py").read_text(),
     "trace.py": (ROOT / "trace.py").read_text(),
-    "checks.py": '"""The sandbox\'s autograder.checks."""\n\nfrom .untrusted.checks import CheckFailed, check\n\n'
-    '__all__ = ["CheckFailed", "check"]\n',
+    "checks.py": '"""The sandbox\'s autograder.checks."""\n\nfrom .untrusted.checks import CheckFailed, check, probe\n\n'
+    '__all__ = ["CheckFailed", "check", "probe"]\n',
 }
 
 
@@ -28,16 +31,25 @@ def code_text(*folders: str) -> str:
     return "".join(p.read_text() for root in roots for p in sorted(root.rglob("*.py")))
 
 
-def stage_untrusted_side(target: Path) -> Path:
-    """A copy of the package holding only its untrusted side, at ``target/autograder``: what a
-    sandbox container gets to import, in place of the whole package."""
-    package = target / "autograder"
-    if package.is_dir():
-        shutil.rmtree(package)
-    package.mkdir(parents=True)
+@functools.cache
+def untrusted_package() -> Path:
+    """The untrusted side staged once per grading process, in a temporary folder removed at exit:
+    what every sandbox, container or local process, imports as ``autograder``."""
+    staging = Path(tempfile.mkdtemp(prefix="jaxcourse-sandbox-code-"))
+    atexit.register(shutil.rmtree, staging, True)
+    package = staging / "autograder"
+    package.mkdir()
     (package / "__init__.py").write_text((ROOT / "__init__.py").read_text())
     for name, text in SANDBOX_FACADES.items():
         (package / name).write_text(text)
     for folder in UNTRUSTED_SIDE:
         shutil.copytree(ROOT / folder, package / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return package
+
+
+def untrusted_pythonpath() -> str:
+    """``PYTHONPATH`` for a local sandbox process run with ``python -S``: the staged untrusted side
+    first, then this interpreter's libraries, and no ``.pth`` hooks (an editable install's hook
+    would find the trusted side)."""
+    libraries = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    return ":".join([str(untrusted_package().parent), *libraries])

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..core.protocol import CELLS, PLAN
+from .package import untrusted_pythonpath
 
 LOG_TAIL_BYTES = 2000
 RUNNER = "autograder.untrusted.runner"
@@ -110,14 +111,15 @@ def _tail(log: Path) -> str:
         return f.read().decode("utf-8", "replace")
 
 
-def runner_argv(python: str, job: Path | str, out: Path | str) -> list[str]:
-    return [python, "-m", RUNNER, f"{job}/{CELLS}", f"{job}/{PLAN}", str(out)]
+def runner_argv(python: str, job: Path | str, out: Path | str, *flags: str) -> list[str]:
+    return [python, *flags, "-m", RUNNER, f"{job}/{CELLS}", f"{job}/{PLAN}", str(out)]
 
 
 class ProcessSandbox:
     """The runner as a separate local process: for development and for a student's own check,
     where the code is one's own. It isolates nothing: the code can read and write what the
-    grader's user can, and reach the network."""
+    grader's user can, and reach the network. It imports the same untrusted side as a container
+    does, so a notebook that needs the trusted side fails here as it would there."""
 
     name = "process"
     isolates = False
@@ -125,5 +127,6 @@ class ProcessSandbox:
     def run(self, job: Path, out: Path, timeout: float) -> Outcome:
         home = job.parent / "home"
         home.mkdir()
-        argv = runner_argv(sys.executable, job, out)
-        return run_process(argv, home, clean_env(home), timeout, job.parent / "runner.log")
+        argv = runner_argv(sys.executable, job, out, "-S")
+        env = {**clean_env(home), "PYTHONPATH": untrusted_pythonpath()}
+        return run_process(argv, home, env, timeout, job.parent / "runner.log")

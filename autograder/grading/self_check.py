@@ -8,8 +8,8 @@ as the grader. ``hidden=True`` adds the hidden cases; that needs the instructor'
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -84,14 +84,21 @@ def find_task(name: str) -> tuple[Assignment, Task]:
     raise CheckFailed(f"no graded function is called {name!r}; keep the name the exercise gives")
 
 
-def check(fn: Callable[..., Any], *, hidden: bool = False) -> CheckResult:
+def check(
+    fn: Callable[..., Any], *, hidden: bool = False, task: str | None = None, cases: Sequence[Case] | None = None
+) -> CheckResult:
     """Judge ``fn`` on its task's cases: the result (a table in a notebook), or ``CheckFailed``
     with the reasons if any part fails.
 
     ``hidden=True`` (instructors: nbgrader's hidden test blocks) adds the hidden cases and judges
-    against the reference solution instead of the oracle.
+    against the reference solution instead of the oracle. ``task`` judges ``fn`` as another
+    task's function (a variant with its own name), ``cases`` on other cases than the task's own.
     """
-    assignment, task = find_task(getattr(fn, "__name__", ""))
+    assignment, found = find_task(task or str(getattr(fn, "__name__", "")))
+    return _judge(assignment, found if cases is None else replace(found, cases=tuple(cases)), fn, hidden)
+
+
+def _judge(assignment: Assignment, task: Task, fn: Callable[..., Any], hidden: bool) -> CheckResult:
     if hidden:
         course = Course.find()
         task = task.with_hidden(course.hidden_cases(assignment, task.name))

@@ -224,6 +224,7 @@ def _launch_function(
         commands = [
             [
                 sys.executable,
+                *_site_flag(),
                 "-m",
                 "autograder.harness.launch",
                 "function",
@@ -239,8 +240,13 @@ def _launch_function(
 def command_for(argv: Sequence[str]) -> list[str]:
     """A ``python script.py ...`` command runs through the worker, so that a hang can be located."""
     if len(argv) >= 2 and Path(argv[0]).name.startswith("python") and argv[1].endswith(".py"):
-        return [sys.executable, "-m", "autograder.harness.launch", "script", *argv[1:]]
+        return [sys.executable, *_site_flag(), "-m", "autograder.harness.launch", "script", *argv[1:]]
     return list(argv)
+
+
+def _site_flag() -> list[str]:
+    """A process started without ``site`` (a local sandbox) starts its workers the same way."""
+    return ["-S"] if sys.flags.no_site else []
 
 
 def initialize() -> None:

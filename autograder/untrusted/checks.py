@@ -11,8 +11,13 @@ from ..core.errors import JaxcourseError
 
 
 class CheckFailed(JaxcourseError, AssertionError):
-    """As in ``autograder.checks``; never raised in the sandbox."""
+    """As in ``autograder.checks``; raised in the sandbox only by ``probe``."""
 
 
-def check(fn: Callable[..., Any], *, hidden: bool = False) -> None:
+def check(fn: Callable[..., Any], **options: Any) -> None:
     """Nothing to do here: the grader measures ``fn`` from what the sandbox exports."""
+
+
+def probe(fn: Callable[..., Any], **options: Any) -> Any:
+    """Nothing is measured in the sandbox: a notebook's ``measure`` cell prints this and goes on."""
+    raise CheckFailed("programs are measured by the grader, not inside its sandbox")
