@@ -81,6 +81,8 @@ lock:
 		--python-platform x86_64-manylinux_2_28 -o requirements/$$v.lock; done
 	$(PYTHON) -m uv pip compile pyproject.toml requirements/tpu.in \
 		--generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_31 -o requirements/tpu.lock
+	$(PYTHON) -m uv pip compile requirements/hub.in --generate-hashes --python-version 3.11 \
+		--python-platform x86_64-manylinux_2_28 -o requirements/hub.lock
 
 clean:
 	rm -rf $(VENV) assignments/release assignments/gradebook.db assignments/.jaxcourse
