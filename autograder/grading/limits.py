@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from ..core.config import layered
 from ..core.errors import JaxcourseError
 
-CONFIG = "jaxcourse.toml"
 _MEMORY = re.compile(r"^\d+(\.\d+)?[kmg]$")
 
 
@@ -43,21 +42,13 @@ class Limits:
 
 def load(root: Path, assignment: str) -> Limits:
     """The limits for ``assignment``: the defaults, then ``[sandbox]``, then the assignment's own."""
-    path = root / CONFIG
-    if not path.is_file():
-        return Limits()
-    try:
-        config = tomllib.loads(path.read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-        raise LimitsError(f"{path} is not valid TOML: {err}") from None
-    limits = _apply(Limits(), config.get("sandbox", {}), f"{path} [sandbox]")
-    own = config.get("assignments", {}).get(assignment, {}).get("sandbox", {})
-    return _apply(limits, own, f"{path} [assignments.{assignment}.sandbox]")
+    limits = Limits()
+    for table, where in layered(root, "sandbox", assignment):
+        limits = _apply(limits, table, where)
+    return limits
 
 
-def _apply(limits: Limits, table: Any, where: str) -> Limits:
-    if not isinstance(table, dict):
-        raise LimitsError(f"{where} must be a table of limits")
+def _apply(limits: Limits, table: dict[str, Any], where: str) -> Limits:
     known = {f.name: f.type for f in fields(Limits)}
     unknown = set(table) - set(known)
     if unknown:
