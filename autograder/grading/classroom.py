@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,13 +36,29 @@ class SandboxUnavailable(JaxcourseError):
 
 @dataclass
 class ClassRun:
-    """What one ``jaxcourse grade`` did: every report, how many were reused, how long it took."""
+    """What one ``jaxcourse grade`` did: every report, how many were reused, how long it took,
+    and how it graded ("docker sandbox, 2 at once"; "queue redis://..., 3 workers")."""
 
     reports: list[Report] = field(default_factory=list)
     reused: int = 0
     seconds: float = 0.0
-    sandbox: str = ""
-    jobs: int = 1
+    how: str = ""
+
+
+# Grades submissions and yields each with its report as soon as it is done, in any order.
+GradeMany = Callable[[Grader, list[Submission]], Iterator[tuple[Submission, Report]]]
+
+
+def in_threads(jobs: int) -> GradeMany:
+    """``jobs`` submissions at once on this machine, each in the grader's sandbox."""
+
+    def grade_many(grader: Grader, todo: list[Submission]) -> Iterator[tuple[Submission, Report]]:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(grader.grade, s.student, s.notebook): s for s in todo}
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+
+    return grade_many
 
 
 def open_sandbox(kind: str = "auto", image: str = DEFAULT_IMAGE, lim: limits.Limits | None = None,
@@ -81,12 +97,14 @@ def grade_class(
     image: str = DEFAULT_IMAGE,
     force: bool = False,
     say: Say = print,
+    queue: tuple[GradeMany, str] | None = None,
 ) -> ClassRun:
     """Grade every submission of ``assignment``; write gradebook, grades.csv, results, feedback.
 
     Each submission is recorded as soon as it is graded, so a run that is killed can be run again:
     it skips what is already graded (unless ``force``, or the notebook changed) and finishes the rest.
-    ``jobs`` defaults to as many sandboxes as their CPU quotas fit on this machine.
+    ``jobs`` defaults to as many sandboxes as their CPU quotas fit on this machine. ``queue``, a
+    way to grade elsewhere and its description, replaces the local sandboxes (``queue/``).
     """
     start = time.monotonic()
     submissions = submissions or course.nbgrader_root / "submitted"
@@ -94,35 +112,46 @@ def grade_class(
     if not submissions.is_dir():
         raise FileNotFoundError(f"no submissions directory at {submissions}")
     lim = limits.load(course.root, assignment)
-    box = open_sandbox(sandbox, image, lim, say)
+    if queue is None:
+        box = open_sandbox(sandbox, image, lim, say)
+        jobs = jobs or lim.default_jobs()
+        grade_many, how = in_threads(jobs), f"{box.name} sandbox, {jobs} at once"
+    else:
+        box, (grade_many, how) = ProcessSandbox(), queue  # the grader here only fingerprints
     grader = grader_for(assignment, course, timeout=lim.timeout, test_timeout=lim.test_timeout, sandbox=box)
     todo = find_submissions(submissions, assignment, grader.assignment.notebook)
     out.mkdir(parents=True, exist_ok=True)
-    run = ClassRun(sandbox=box.name, jobs=jobs or lim.default_jobs())
-    with ThreadPoolExecutor(max_workers=run.jobs) as pool, _bar(len(todo), progress) as bar:
-        futures = {pool.submit(_grade_one, grader, s, out, force): s for s in todo}
-        for future in as_completed(futures):
-            report, reused = future.result()
-            _record(course, grader, futures[future], report, out)
+    run = ClassRun(how=how)
+    fresh = []
+    with _bar(len(todo), progress) as bar:
+        for submission in todo:
+            previous = None if force else _unchanged(grader, submission, out)
+            if previous is None:
+                fresh.append(submission)
+                continue
+            _record(course, grader, submission, previous, out)
+            run.reports.append(previous)
+            run.reused += 1
+            bar.update(1)
+        for submission, report in grade_many(grader, fresh):
+            _record(course, grader, submission, report, out)
             run.reports.append(report)
-            run.reused += reused
             bar.update(1)
     gradebook.write_csv(out / "grades.csv", run.reports)
     run.seconds = time.monotonic() - start
     return run
 
 
-def _grade_one(grader: Grader, submission: Submission, out: Path, force: bool) -> tuple[Report, bool]:
-    """The previous report when neither the notebook nor the grading changed, else a new one."""
+def _unchanged(grader: Grader, submission: Submission, out: Path) -> Report | None:
+    """The previous report when neither the notebook nor the grading changed since."""
     previous = out / submission.student / "results.json"
-    if previous.is_file() and not force:
-        try:
-            report = Report.from_json(json.loads(previous.read_text()))
-        except (ValueError, KeyError, TypeError):
-            report = None
-        if report and report.fingerprint == grader.fingerprint(submission.notebook):
-            return report, True
-    return grader.grade(submission.student, submission.notebook), False
+    if not previous.is_file():
+        return None
+    try:
+        report = Report.from_json(json.loads(previous.read_text()))
+    except (ValueError, KeyError, TypeError):
+        return None
+    return report if report.fingerprint == grader.fingerprint(submission.notebook) else None
 
 
 def _record(course: Course, grader: Grader, submission: Submission, report: Report, out: Path) -> None:
@@ -145,7 +174,7 @@ def summary(run: ClassRun) -> str:
     reports = sorted(run.reports, key=lambda r: r.student)
     failed = [r for r in reports if r.status != "graded"]
     lines = [
-        f"{len(reports)} submissions in {run.seconds:.1f} s ({run.sandbox} sandbox, {run.jobs} at once): "
+        f"{len(reports)} submissions in {run.seconds:.1f} s ({run.how}): "
         f"{len(reports) - len(failed)} graded, {len(failed)} failed to run"
         + (f", {run.reused} unchanged since the last run" if run.reused else "")
     ]

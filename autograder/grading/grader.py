@@ -124,7 +124,7 @@ class Grader:
             if named is not None and named != self.assignment.name:
                 raise nbio.NotebookError(f"{notebook.name} is for {named}, not {self.assignment.name}")
         except nbio.NotebookError as err:
-            return self._zero(student, "invalid", str(err), fingerprint)
+            return self.failed(student, "invalid", str(err), fingerprint)
         with tempfile.TemporaryDirectory(prefix=f"jaxcourse-{student}-") as tmp:
             report = self._grade_cells(student, nbio.code_cells(nb, self.source), Path(tmp))
         report.fingerprint = fingerprint
@@ -150,20 +150,20 @@ class Grader:
         job, out, artifacts = self.prepare(cells, work)
         outcome = self.sandbox.run(job, out, self.timeout)
         if outcome.status == "timeout":
-            return self._zero(student, "timeout", f"the notebook did not finish within {self.timeout:g} s")
+            return self.failed(student, "timeout", f"the notebook did not finish within {self.timeout:g} s")
         if outcome.status == "invalid":
-            return self._zero(student, "invalid", f"invalid results: the notebook's process {outcome.reason}")
+            return self.failed(student, "invalid", f"invalid results: the notebook's process {outcome.reason}")
         try:
             results = protocol.read_results(out, {p.id for p in self.tests}, artifacts)
         except protocol.NoResults:
-            return self._zero(student, "crashed", _crash_message(outcome))
+            return self.failed(student, "crashed", _crash_message(outcome))
         except protocol.ResultsError as err:
-            return self._zero(student, "invalid", f"invalid results: {err}")
+            return self.failed(student, "invalid", f"invalid results: {err}")
         if results["notebook"]["status"] == "error":
-            return self._zero(student, "error", results["notebook"]["message"])
+            return self.failed(student, "error", results["notebook"]["message"])
         measured = self._evaluate(results, work)
         if isinstance(measured, str):
-            return self._zero(student, "error", measured)
+            return self.failed(student, "error", measured)
         tests = [
             r
             for task in self.tasks
@@ -171,7 +171,8 @@ class Grader:
         ]
         return Report(student, self.assignment.name, "graded", "", tests)
 
-    def _zero(self, student: str, status: str, message: str, fingerprint: str = "") -> Report:
+    def failed(self, student: str, status: str, message: str, fingerprint: str = "") -> Report:
+        """A report of zeros for every test, with the status and the reason it could not be graded."""
         tests = [
             TestResult(f"{t.name}: {part}", t.grade_id, 0.0, points, status, message,
                        "hidden" if part == "hidden values" else "visible")

@@ -168,14 +168,24 @@ def build_context(sources: Sources, variant: str) -> io.BytesIO:
     leaked = leaks(files)
     if leaked:
         raise ImageError(f"refusing to build: solution or hidden-test markers in {', '.join(leaked)}")
+    readme = sources.repo / "README.md"
+    entries: dict[str, Path | bytes | None] = {"course": None, "assignments/release": None, **files}
+    entries["README.md"] = readme.read_bytes() if readme.is_file() else b""
+    return tar_context(entries)
+
+
+def tar_context(entries: dict[str, Path | bytes | None]) -> io.BytesIO:
+    """A build context from ``entries`` (context path -> file, bytes, or None for an empty
+    directory), with fixed metadata (the layer cache then depends on content only) and the
+    host's CA bundle as ``docker/ca/ca-certificates.crt`` where there is one."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        for directory in ("course", "assignments/release", "docker/ca"):
-            _add(tar, directory, None, 0o755)  # COPY needs the directory even when empty
-        for name, path in sorted(files.items()):
-            _add(tar, name, path.read_bytes(), 0o755 if os.access(path, os.X_OK) else 0o644)
-        readme = sources.repo / "README.md"
-        _add(tar, "README.md", readme.read_bytes() if readme.is_file() else b"", 0o644)
+        _add(tar, "docker/ca", None, 0o755)  # COPY needs the directory even when empty
+        for name, entry in sorted(entries.items(), key=lambda item: item[0]):
+            if isinstance(entry, Path):
+                _add(tar, name, entry.read_bytes(), 0o755 if os.access(entry, os.X_OK) else 0o644)
+            else:
+                _add(tar, name, entry, 0o755 if entry is None else 0o644)
         ca = _ca_bundle()
         if ca is not None:
             _add(tar, "docker/ca/ca-certificates.crt", ca, 0o644)
@@ -245,11 +255,16 @@ def build(variant: str, *, client: DockerClient | None = None, base: str | None 
     index = os.environ.get("PIP_INDEX_URL", "")
     if index.startswith(("http://", "https://")):
         buildargs["PIP_INDEX_URL"] = index
-    name = image_tag or tag(variant)
+    return build_image(client, image_tag or tag(variant), context, "docker/Dockerfile", buildargs, say, verbose)
+
+
+def build_image(client: DockerClient, name: str, context: io.BytesIO, dockerfile: str,
+                buildargs: dict[str, str], say: Say = print, verbose: bool = False) -> str:  # fmt: skip
+    """Build ``name`` from ``context``; the image it replaces is removed. Returns the image id."""
     previous = _image_id(client, name)
     say(f"building {name} ({len(context.getvalue()) // 1024} KiB context)")
     start = time.monotonic()
-    image_id = _stream_build(client, context, name, buildargs, say, verbose)
+    image_id = _stream_build(client, context, name, dockerfile, buildargs, say, verbose)
     say(f"built {name} in {time.monotonic() - start:.0f} s, {image_size(client, name) / 1e9:.2f} GB")
     if previous and previous != _image_id(client, name):
         _remove_superseded(client, previous)
@@ -276,13 +291,13 @@ def _remove_superseded(client: DockerClient, image_id: str) -> None:
         pass  # a container still uses it, or another tag does: Docker keeps it, and so do we
 
 
-def _stream_build(client: DockerClient, context: io.BytesIO, name: str,
+def _stream_build(client: DockerClient, context: io.BytesIO, name: str, dockerfile: str,
                   buildargs: dict[str, str], say: Say, verbose: bool) -> str:  # fmt: skip
     """Run the classic builder through the API: its whole log when verbose, else one line per
     Dockerfile step (a first build takes minutes); the log's tail goes with an error."""
     tail: list[str] = []
     image_id = ""
-    stream = client.api.build(fileobj=context, custom_context=True, dockerfile="docker/Dockerfile",
+    stream = client.api.build(fileobj=context, custom_context=True, dockerfile=dockerfile,
                               tag=name, buildargs=buildargs, rm=True, forcerm=True, pull=False,
                               decode=True)  # fmt: skip
     for chunk in stream:
