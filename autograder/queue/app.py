@@ -1,0 +1,78 @@
+"""The Celery application both sides share: one task, JSON only, nothing lost when a host dies.
+
+- JSON is the only serializer either side accepts: a message can never unpickle code.
+- A job is acknowledged late, after its result is stored (Redis with its append-only file on), and
+  each worker slot takes one job at a time: a worker killed mid-job leaves the job unacknowledged,
+  and Redis gives it to another worker once the visibility timeout has passed.
+- The visibility timeout is longer than the slowest job's limits (``visibility_timeout``), so a
+  job still running is never handed out twice.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import JaxcourseError
+
+if TYPE_CHECKING:
+    from celery import Celery
+
+TASK = "jaxcourse.grade"
+QUEUE = "jaxcourse-grade"
+_URL = re.compile(r"^rediss?://(:[^@/]+@)?[A-Za-z0-9_.-]+(:\d{1,5})?(/\d{1,2})?$")
+RESULT_DAYS = 7  # how long a result waits in Redis for its recorder
+MARGIN = 60.0  # seconds beyond a job's own limits before Redis hands it out again
+
+
+class BrokerError(JaxcourseError):
+    """A broker URL that is not a Redis URL this tool can use, or a broker that does not answer."""
+
+
+def check_url(url: str) -> str:
+    """``redis://[:password@]host[:port][/db]``, or BrokerError saying what to write."""
+    if not _URL.match(url):
+        raise BrokerError(f"{shown(url)!r} is not a Redis URL: write redis://:PASSWORD@HOST:6379/0")
+    return url
+
+
+def shown(url: str) -> str:
+    """The URL with its password hidden, for messages and summaries."""
+    return re.sub(r"//:[^@/]*@", "//:***@", url)
+
+
+def visibility_timeout(job_seconds: float) -> float:
+    return job_seconds + MARGIN
+
+
+def make_app(broker: str, job_seconds: float, restore_every: float = 10.0) -> Celery:
+    """The application for ``broker``; ``job_seconds`` bounds one job, ``restore_every`` is how
+    often a worker looks for jobs a dead worker left unacknowledged."""
+    from celery import Celery
+
+    check_url(broker)
+    app = Celery("jaxcourse", broker=broker, backend=broker, set_as_current=False)
+    transport: dict[str, Any] = {
+        "visibility_timeout": visibility_timeout(job_seconds),
+        "unacked_restore_interval": restore_every,
+        "unacked_restore_throttle": 1,
+    }
+    app.conf.update(
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        result_accept_content=["json"],
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_default_queue=QUEUE,
+        task_routes={TASK: {"queue": QUEUE}},
+        broker_transport_options=transport,
+        result_backend_transport_options=transport,
+        result_expires=RESULT_DAYS * 86400,
+        broker_connection_retry_on_startup=True,
+        worker_hijack_root_logger=False,
+        worker_send_task_events=False,
+        task_send_sent_event=False,
+    )
+    return app

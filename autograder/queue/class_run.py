@@ -1,0 +1,72 @@
+"""``jaxcourse grade A --broker URL``: the class graded by the queue's workers, recorded here.
+
+It plugs into ``grading.classroom.grade_class`` as its way of grading, so the run is the same as
+a local one in all else: unchanged submissions are skipped, each report is recorded as it
+arrives, the summary is the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from .. import specs
+from ..core.course import Course
+from ..grading import limits
+from ..grading.classroom import GradeMany
+from ..grading.grader import EVALUATOR_STARTUP, Grader
+from ..grading.report import Report
+from ..grading.submissions import MAX_NOTEBOOK_BYTES, Submission
+from .app import make_app, shown, visibility_timeout
+from .dispatch import Dispatcher, Failed
+from .identity import expected_image, grading_of
+from .jobs import Job, Outcome, make_job, report_of
+
+Say = Callable[[str], None]
+
+
+def job_seconds(course: Course) -> float:
+    """The longest one job may take, over the course's assignments: the notebook's limit, the
+    trusted worker's start-up, and the per-test limit for every test it measures."""
+    longest = 0.0
+    for assignment in specs.ASSIGNMENTS.values():
+        lim = limits.load(course.root, assignment.name)
+        tests = sum(len(t.cases) for t in assignment.tasks) + 8  # hidden cases, a few per task
+        longest = max(longest, lim.timeout + EVALUATOR_STARTUP + lim.test_timeout * tests)
+    return longest
+
+
+def on_queue(broker: str, course: Course, say: Say = print) -> tuple[GradeMany, str]:
+    """A way of grading for ``grade_class``, and its description for the summary."""
+    seconds = job_seconds(course)
+    dispatcher = Dispatcher(make_app(broker, seconds), 2 * visibility_timeout(seconds), say)
+
+    def grade_many(grader: Grader, todo: list[Submission]) -> Iterator[tuple[Submission, Report]]:
+        grading = grading_of(grader, expected_image(course.root))
+        sent: dict[str, Submission] = {}
+        for submission in todo:
+            if not _sendable(submission):
+                yield submission, grader.grade(submission.student, submission.notebook)  # says why, runs nothing
+                continue
+            job = make_job(grader.assignment.name, submission.student, submission.notebook.read_bytes(),
+                           submission.timestamp, grading)  # fmt: skip
+            sent[job["id"]] = submission
+            dispatcher.send(job)
+        for job, outcome in dispatcher.drain():
+            yield sent[job["id"]], report_for(grader, job, outcome)
+
+    return grade_many, f"queue {shown(broker)}"
+
+
+def _sendable(submission: Submission) -> bool:
+    path = submission.notebook
+    return path.is_file() and path.stat().st_size <= MAX_NOTEBOOK_BYTES
+
+
+def report_for(grader: Grader, job: Job, outcome: Outcome | Failed) -> Report:
+    """The worker's report, if it is this job's; else the reason, as an ``error`` report."""
+    if isinstance(outcome, Failed):
+        return grader.failed(job["student"], "error", outcome.reason)
+    report = report_of(outcome)
+    if (report.student, report.assignment) != (job["student"], job["assignment"]):
+        return grader.failed(job["student"], "error", f"the worker graded {report.student}/{report.assignment} instead")
+    return report

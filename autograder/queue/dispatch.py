@@ -1,0 +1,99 @@
+"""The recorder's side of the queue: send jobs, collect each outcome as it arrives, and send again
+what never came back.
+
+A job is sent once per id: a marker in Redis (set only if absent, expiring after ``deadline``)
+says it is in flight, so a recorder that is killed and run again waits for the jobs its
+predecessor sent instead of grading them twice, and picks up results already stored. A job whose
+outcome has not come by the deadline (its host died and the broker lost it) is sent again; the
+first outcome for an id is the one recorded, later ones are ignored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .app import QUEUE, TASK
+from .jobs import Job, JobError, Outcome, check_outcome
+
+if TYPE_CHECKING:
+    from celery import Celery
+
+SENT = "jaxcourse:sent:"  # + job id: in flight until it expires
+POLL = 0.2  # seconds between looks at the results
+RETRY = 2.0  # seconds to wait while the broker does not answer
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class Failed:
+    """A job that came back without an outcome to record: the worker raised, or sent garbage."""
+
+    reason: str
+
+
+@dataclass
+class Dispatcher:
+    app: Celery
+    deadline: float  # seconds after which a job in flight is sent again
+    say: Say = print
+    pending: dict[str, tuple[Job, float]] = field(default_factory=dict)  # id -> job, when sent
+
+    def send(self, job: Job) -> None:
+        """Send ``job`` unless it is already in flight; either way, wait for its outcome."""
+        self._send(job, force=False)
+
+    def _send(self, job: Job, force: bool) -> None:
+        client = self.app.backend.client
+        if client.set(SENT + job["id"], int(time.time()), nx=not force, ex=int(self.deadline)) and not self._stored(
+            job["id"]
+        ):
+            self.app.send_task(TASK, args=[job], task_id=job["id"], queue=QUEUE)
+        self.pending[job["id"]] = (job, time.monotonic())
+
+    def _stored(self, job_id: str) -> bool:
+        state: str = self.app.AsyncResult(job_id).state
+        return state in ("SUCCESS", "FAILURE")
+
+    def poll(self) -> list[tuple[Job, Outcome | Failed]]:
+        """The jobs that are done since the last poll; overdue ones are sent again."""
+        from kombu.exceptions import OperationalError
+        from redis.exceptions import RedisError
+
+        done: list[tuple[Job, Outcome | Failed]] = []
+        try:
+            for job_id, (job, sent) in list(self.pending.items()):
+                result = self.app.AsyncResult(job_id)
+                if result.state == "SUCCESS":
+                    done.append((job, _outcome(result.result)))
+                elif result.state == "FAILURE":
+                    done.append((job, Failed(f"the worker failed: {str(result.result)[:300]}")))
+                elif time.monotonic() - sent > self.deadline:
+                    self.say(
+                        f"jaxcourse: no outcome for {job['student']} after {self.deadline:.0f} s; sending it again"
+                    )
+                    self._send(job, force=True)
+        except (OperationalError, RedisError, ConnectionError) as err:
+            self.say(f"jaxcourse: the broker does not answer ({str(err)[:120]}); retrying")
+            time.sleep(RETRY)
+        for job, _ in done:
+            del self.pending[job["id"]]
+        return done
+
+    def drain(self) -> Iterator[tuple[Job, Outcome | Failed]]:
+        """Every pending job's outcome, as each arrives, until none is pending."""
+        while self.pending:
+            done = self.poll()
+            yield from done
+            if not done:
+                time.sleep(POLL)
+
+
+def _outcome(value: Any) -> Outcome | Failed:
+    try:
+        return check_outcome(value)
+    except JobError as err:
+        return Failed(f"the worker sent back a malformed outcome: {err}")
