@@ -23,13 +23,15 @@ class CourseError(JaxcourseError):
 
 @dataclass(frozen=True)
 class Course:
-    """A checkout of the course: ``root/assignments`` (nbgrader) and ``root/solutions``."""
+    """A checkout of the course: ``root/assignments`` (nbgrader) and ``root/solutions``. A class
+    keeps its own nbgrader root (``nbgrader``: its gradebook, submissions, source as released)."""
 
     root: Path
+    nbgrader: Path | None = None
 
     @property
     def nbgrader_root(self) -> Path:
-        return self.root / "assignments"
+        return self.nbgrader or self.root / "assignments"
 
     @property
     def solutions_dir(self) -> Path:

@@ -1,0 +1,187 @@
+"""The exchange as a JupyterHub service: every request carries a hub token, and the hub's name
+for that token is the only student a request can read or write. No route takes a student's name.
+
+    GET  api/assignments                     released assignments, and the caller's submissions
+    GET  api/assignments/<a>/files           the released files of <a>
+    POST api/assignments/<a>/submissions     submit <a> (JSON: {"files": {name: base64}})
+    GET  api/assignments/<a>/feedback        the caller's released feedback for <a>
+
+Limits per student and assignment (count, size, due date) come from ``jaxcourse.toml``'s
+``[class]`` tables; a refusal says which limit and what it is. Run by the hub as a managed
+service: ``python -m autograder.delivery.exchange.service``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from jupyterhub.services.auth import HubAuthenticated
+from tornado import web
+from tornado.http1connection import HTTP1Connection
+
+from . import policy
+from .store import Store, StoreError, Submission
+
+Clock = Callable[[], datetime.datetime]
+ASSIGNMENT = r"([A-Za-z0-9][A-Za-z0-9_.-]{0,63})"
+JSON_OVERHEAD = 64 << 10  # the JSON around a submission's base64 files
+
+
+class Handler(HubAuthenticated, web.RequestHandler):  # type: ignore[misc]  # jupyterhub is untyped
+    """Every route: a hub user (never a service), JSON in and out, errors as {"error": ...}."""
+
+    def initialize(self, store: Store, config_root: Path, clock: Clock) -> None:
+        self.store, self.config_root, self.clock = store, config_root, clock
+
+    def prepare(self) -> None:
+        user = self.current_user
+        if not user or user.get("kind") != "user":
+            raise web.HTTPError(403, "the exchange needs a student's or instructor's hub token")
+
+    @property
+    def student(self) -> str:
+        name: str = self.current_user["name"]
+        return name
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        error = kwargs.get("exc_info", (None, None, None))[1]
+        reason = error.log_message if isinstance(error, web.HTTPError) and error.log_message else self._reason
+        self.finish({"error": reason})
+
+    def rules(self, assignment: str) -> policy.Policy:
+        return policy.load(self.config_root, assignment)
+
+
+class Assignments(Handler):
+    def get(self) -> None:
+        mine = self.store.submissions(self.student)
+        self.finish({
+            "student": self.student,
+            "released": [{"assignment": a, "files": sorted(self.store.released_files(a))} for a in self.store.released()],
+            "submissions": [_listed(self.store, s) for s in mine],
+        })  # fmt: skip
+
+
+class Files(Handler):
+    def get(self, assignment: str) -> None:
+        try:
+            files = self.store.released_files(assignment)
+        except StoreError as err:
+            raise web.HTTPError(404, str(err)) from None
+        self.finish({"assignment": assignment, "files": {n: base64.b64encode(d).decode() for n, d in files.items()}})
+
+
+@web.stream_request_body
+class Submissions(Handler):
+    """The body is refused by its declared size before it is read, and cut off once it grows
+    past the limit when it declares none."""
+
+    def prepare(self) -> None:
+        super().prepare()
+        self.assignment = self.path_args[0]
+        if self.assignment not in self.store.released():
+            raise web.HTTPError(404, f"{self.assignment} has not been released")
+        self.limit = self.rules(self.assignment).max_bytes
+        allowed = self.limit * 4 // 3 + JSON_OVERHEAD
+        declared = int(self.request.headers.get("Content-Length", "0") or 0)
+        if declared > allowed:
+            raise web.HTTPError(413, f"a submission may hold {self.limit >> 20} MB; this one is {declared >> 20} MB")
+        connection = self.request.connection
+        if isinstance(connection, HTTP1Connection):  # a body that declares no size stops here
+            connection.set_max_body_size(allowed)
+        self.body = bytearray()
+
+    def data_received(self, chunk: bytes) -> None:
+        self.body.extend(chunk)
+
+    def post(self, assignment: str) -> None:
+        rules, now = self.rules(assignment), self.clock()
+        used = len(self.store.submissions(self.student, assignment))
+        if used >= rules.max_submissions:
+            raise web.HTTPError(429, f"you have submitted {assignment} {used} times, the most allowed")
+        due = rules.due_at()
+        if due is not None and now > due and rules.late == "refuse":
+            raise web.HTTPError(403, f"{assignment} was due {rules.due}; late submissions are not taken")
+        files = _decoded(bytes(self.body))
+        size = sum(len(d) for d in files.values())
+        if size > self.limit:
+            raise web.HTTPError(413, f"a submission may hold {self.limit >> 20} MB; this one holds {size >> 20} MB")
+        try:
+            submission = self.store.submit(self.student, assignment, files, now)
+        except StoreError as err:
+            raise web.HTTPError(400, str(err)) from None
+        self.set_status(201)
+        self.finish(_listed(self.store, submission))
+
+
+class Feedback(Handler):
+    def get(self, assignment: str) -> None:
+        pages = [
+            {"timestamp": s.timestamp, "feedback": self.store.feedback(s)}
+            for s in self.store.submissions(self.student, assignment)
+        ]
+        self.finish({"assignment": assignment, "submissions": [p for p in pages if p["feedback"]]})
+
+
+def _listed(store: Store, submission: Submission) -> dict[str, Any]:
+    """A submission as the caller sees it: its notebooks, and a digest of each feedback page
+    (the panel offers to fetch feedback again when it changed)."""
+    pages = store.feedback(submission)
+    return {"assignment": submission.assignment, "timestamp": submission.timestamp,
+            "notebooks": [Path(n).stem for n in store.files(submission) if n.endswith(".ipynb")],
+            "feedback": {n: hashlib.md5(page.encode()).hexdigest() for n, page in pages.items()}}  # fmt: skip
+
+
+def _decoded(body: bytes) -> dict[str, bytes]:
+    try:
+        data = json.loads(body)
+        files = data["files"]
+        if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+            raise TypeError("files must map names to base64 text")
+        return {str(name): base64.b64decode(value, validate=True) for name, value in files.items()}
+    except (ValueError, KeyError, TypeError, binascii.Error) as err:
+        raise web.HTTPError(400, f"a submission is JSON {{'files': {{name: base64}}}} ({type(err).__name__})") from None
+
+
+def make_app(store: Store, config_root: Path, prefix: str, clock: Clock | None = None) -> web.Application:
+    settings = {
+        "store": store,
+        "config_root": config_root,
+        "clock": clock or (lambda: datetime.datetime.now(datetime.UTC)),
+    }
+    base = re.escape(prefix.rstrip("/"))
+    return web.Application([
+        (rf"{base}/api/assignments", Assignments, settings),
+        (rf"{base}/api/assignments/{ASSIGNMENT}/files", Files, settings),
+        (rf"{base}/api/assignments/{ASSIGNMENT}/submissions", Submissions, settings),
+        (rf"{base}/api/assignments/{ASSIGNMENT}/feedback", Feedback, settings),
+    ])  # fmt: skip
+
+
+def main() -> None:
+    import asyncio
+    from urllib.parse import urlparse
+
+    url = urlparse(os.environ["JUPYTERHUB_SERVICE_URL"])
+    store = Store(Path(os.environ["JAXCOURSE_CLASS_DIR"]) / "exchange")
+    app = make_app(store, Path(os.environ.get("JAXCOURSE_CONFIG_DIR", "/etc/jaxcourse")),
+                   os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/exchange/"))  # fmt: skip
+
+    async def serve() -> None:
+        app.listen(url.port or 80, url.hostname or "127.0.0.1")
+        await asyncio.Event().wait()
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()
