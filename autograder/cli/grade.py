@@ -8,7 +8,10 @@ from pathlib import Path
 
 from .. import specs
 from ..core.course import Course
+from ..delivery.classdir import ClassDir
 from ..grading import classroom
+from ..queue.app import check_url
+from ..queue.class_run import on_queue
 from .args import Subparsers, default, positive
 
 
@@ -25,15 +28,23 @@ def register(sub: Subparsers) -> None:
     grade.add_argument("--image", default=default(classroom.grade_class, "image"),
                        help="the sandbox's image (default %(default)s, built when missing)")  # fmt: skip
     grade.add_argument("--force", action="store_true", help="grade again what an earlier run already graded")
+    grade.add_argument("--class", dest="class_dir", type=Path,
+                       help="grade a class: its submitted/, graded/ and gradebook (jaxcourse collect --class first)")  # fmt: skip
+    grade.add_argument("--broker", type=check_url,
+                       help="grade on the queue's workers (redis://:PASSWORD@HOST:6379/0) instead of here")  # fmt: skip
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     specs.get(args.assignment)  # an unknown name fails here, with the known ones
+    course = Course.find()
+    if args.class_dir is not None:
+        course = ClassDir.open(args.class_dir).course(course)
+    queue = on_queue(args.broker, course, _say) if args.broker else None
     result = classroom.grade_class(
-        args.assignment, Course.find(), args.submissions, args.out, args.jobs, not args.quiet,
-        args.sandbox, args.image, args.force, say=_say,
+        args.assignment, course, args.submissions, args.out, args.jobs, not args.quiet,
+        args.sandbox, args.image, args.force, say=_say, queue=queue,
     )  # fmt: skip
     print(classroom.summary(result))
     return 0

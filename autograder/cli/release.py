@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..core.course import Course
-from ..delivery.release import release
+from ..delivery.classdir import ClassDir
+from ..delivery.release import release, source_assignments
 from .args import Subparsers
 
 
 def register(sub: Subparsers) -> None:
     rel = sub.add_parser("release", help="generate the student version of assignments with nbgrader")
     rel.add_argument("assignment", nargs="?", help="default: every assignment under source/")
+    rel.add_argument("--class", dest="class_dir", type=Path,
+                     help="also release to this class: its gradebook and its exchange, where students fetch it")  # fmt: skip
     rel.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    for path in release(Course.find(), args.assignment):
-        print(f"released {path}")
+    checkout = Course.find()
+    if args.class_dir is None:
+        for path in release(checkout, args.assignment):
+            print(f"released {path}")
+        return 0
+    classdir = ClassDir(args.class_dir.resolve()).init(checkout)
+    for name in [args.assignment] if args.assignment else source_assignments(checkout):
+        print(f"released {name} to the class: {classdir.release(checkout, name)}")
     return 0

@@ -1,0 +1,44 @@
+"""``jaxcourse hub up|down``: a whole class on this Docker host (JupyterHub, exchange, grading)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..core.course import Course
+from ..delivery.classdir import ClassDir
+from ..grading import images
+from ..hub import deploy
+from .args import Subparsers, default, port
+
+DEFAULT_CLASS = Path("class")  # under the course checkout
+
+
+def register(sub: Subparsers) -> None:
+    hub = sub.add_parser("hub", help="run a class: JupyterHub, a container per student, grading on submit")
+    actions = hub.add_subparsers(dest="action", required=True)
+    up = actions.add_parser("up", help="start the class (again); what runs is left running")
+    up.add_argument("--roster", type=Path, help="CSV username,role[,password] (needed the first time)")
+    up.add_argument("--variant", choices=("cpu", "cuda"), default=default(deploy.Deployment, "variant"),
+                    help="the students' image (default %(default)s)")  # fmt: skip
+    up.add_argument("--port", type=port, default=default(deploy.Deployment, "port"),
+                    help="the proxy's port (default %(default)s)")  # fmt: skip
+    up.add_argument("--host", default=default(deploy.Deployment, "host"),
+                    help="the address the proxy is published on (default %(default)s: this machine only)")  # fmt: skip
+    down = actions.add_parser("down", help="stop the class; its state stays in the class directory")
+    for action in (up, down):
+        action.add_argument("--class", dest="class_dir", type=Path,
+                            help="the class directory (default: class/ in the course checkout)")  # fmt: skip
+    hub.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    checkout = Course.find()
+    classdir = ClassDir((args.class_dir or checkout.root / DEFAULT_CLASS).resolve())
+    if args.action == "down":
+        deploy.down(deploy.Deployment(classdir, checkout))
+        return 0
+    if args.variant not in images.VARIANTS:
+        raise deploy.HubError(f"unknown variant {args.variant}")
+    deploy.up(deploy.Deployment(classdir, checkout, args.variant, args.host, args.port), args.roster)
+    return 0

@@ -1,0 +1,37 @@
+"""``jaxcourse worker``: grade jobs from the queue on this host until stopped."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..core.course import Course
+from ..grading import classroom, limits
+from ..queue import worker
+from ..queue.app import check_url
+from ..queue.class_run import job_seconds
+from .args import Subparsers, positive
+
+
+def register(sub: Subparsers) -> None:
+    p = sub.add_parser("worker", help="grade submissions from a queue (Celery on Redis) on this host")
+    p.add_argument("--broker", required=True, type=check_url, help="redis://:PASSWORD@HOST:6379/0")
+    p.add_argument("--concurrency", type=positive,
+                   help="submissions graded at once (default: the cores over each sandbox's CPU quota)")  # fmt: skip
+    p.add_argument("--course", type=Path, help="the course checkout with its solutions (default: found from here)")
+    p.add_argument("--sandbox", choices=("docker", "process"), default="docker",
+                   help="docker (default): a locked-down container per submission")  # fmt: skip
+    p.add_argument("--image", default=classroom.DEFAULT_IMAGE, help="the sandbox's image (default %(default)s)")
+    p.add_argument("--cache", type=Path, help="reference results and compiled programs (default: under $TMPDIR)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    course = Course.find(args.course) if args.course else Course.find()
+    if args.course:
+        os.environ.setdefault("JAXCOURSE_ROOT", str(course.root))  # the image check finds the lock here
+    host = worker.open_worker(course, args.sandbox, args.image, args.cache, print)
+    concurrency = args.concurrency or limits.load(course.root, "").default_jobs()
+    worker.serve(host, args.broker, concurrency, job_seconds(course))
+    return 0

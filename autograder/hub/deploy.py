@@ -1,0 +1,232 @@
+"""``jaxcourse hub up`` and ``hub down``: a class on this Docker host.
+
+Two networks and four kinds of container, all named after the class (``jaxcourse-<class>``):
+
+    <name>-hub       JupyterHub and its proxy; the proxy's port is the only one published, on
+                     127.0.0.1 unless told otherwise; on the class network, with the students'
+    <name>-lab-<u>   each student's server (spawned by the hub), on the class network
+    <name>-redis     the grading queue, on the queue network only (internal: no way out)
+    <name>-grading   the grading service (the one recorder), on the queue network only
+    <name>-worker-N  grading workers, on the queue network only, each with the Docker engine
+
+A student's server can reach the hub and the proxy, never the queue, the grading service or a
+worker. State lives in the class directory (``delivery/classdir.py``): ``up`` again after
+``down``, a reboot or an upgrade finds every student's work, submission and grade where it was.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..core.config import CONFIG
+from ..core.course import Course
+from ..core.errors import JaxcourseError
+from ..delivery.classdir import ClassDir
+from ..grading import images
+from . import roster
+from .images import HUB_IMAGE, REDIS_IMAGE, build_hub, build_redis
+from .settings import HubSettings
+from .settings import load as load_settings
+
+if TYPE_CHECKING:
+    from docker.client import DockerClient
+    from docker.models.containers import Container
+
+Say = Callable[[str], None]
+SOCKET = "/var/run/docker.sock"
+READY_S = 180.0
+LABEL = "jaxcourse.class"  # value: the class's name, on every container and network it owns
+
+
+class HubError(JaxcourseError):
+    """The class cannot be started or stopped: the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Deployment:
+    classdir: ClassDir
+    checkout: Course
+    variant: str = "cpu"
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+    @property
+    def name(self) -> str:
+        slug = re.sub(r"[^a-z0-9-]+", "-", self.classdir.root.name.lower()).strip("-") or "class"
+        return f"jaxcourse-{slug}"
+
+    @property
+    def settings(self) -> HubSettings:
+        return load_settings(self.checkout.root)
+
+    def broker(self) -> str:
+        return f"redis://:{self.classdir.secret('redis_password')}@{self.name}-redis:6379/0"
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/"
+
+
+# ---- up --------------------------------------------------------------------------------------
+
+
+def up(deployment: Deployment, roster_file: Path | None, say: Say = print) -> None:
+    """Start (or complete) the class; what already runs is left running."""
+    client = images.connect()
+    classdir, checkout = deployment.classdir.init(deployment.checkout), deployment.checkout
+    hub_dir = classdir.root / "hub"
+    if roster_file is not None:
+        issued = roster.install(roster.read(roster_file), hub_dir, classdir.root / "secrets")
+        say(f"roster: {roster_file} installed; passwords for the class are in {issued}")
+    elif not (hub_dir / "roster.json").is_file():
+        raise HubError(f"no roster installed in {classdir.root}: run `jaxcourse hub up --roster FILE` once")
+    student_image = images.ensure(deployment.variant, client, say)
+    grading_image = images.ensure("cpu", client, say)
+    build_redis(client, checkout.root, say)
+    build_hub(client, checkout.root, say)
+    hub_net = _network(client, f"{deployment.name}-hub", deployment.name, internal=False)
+    queue_net = _network(client, f"{deployment.name}-queue", deployment.name, internal=True)
+    settings = deployment.settings
+    _start(client, say, f"{deployment.name}-redis", _wait_healthy, **_redis(deployment, queue_net))
+    _start(client, say, f"{deployment.name}-grading", None, **_grading(deployment, grading_image, queue_net))
+    for number in range(1, settings.workers + 1):
+        _start(client, say, f"{deployment.name}-worker-{number}", None,
+               **_worker(deployment, grading_image, queue_net, number))  # fmt: skip
+    _start(client, say, f"{deployment.name}-hub", _wait_healthy, **_hub(deployment, student_image, hub_net))
+    say(f"the class is up at {deployment.url} (state in {classdir.root}); release an assignment with "
+        f"`jaxcourse release A --class {classdir.root}`")  # fmt: skip
+
+
+def _network(client: DockerClient, name: str, owner: str, internal: bool) -> str:
+    if not client.networks.list(names=[name]):
+        client.networks.create(name, driver="bridge", internal=internal, labels={LABEL: owner})
+    return name
+
+
+def _start(client: DockerClient, say: Say, name: str, ready: Callable[[Container], None] | None,
+           **options: Any) -> None:  # fmt: skip
+    from docker.errors import NotFound
+
+    try:
+        existing = client.containers.get(name)
+        if existing.status == "running":
+            say(f"{name}: already running")
+            return
+        existing.remove(force=True)
+    except NotFound:
+        pass
+    container = client.containers.run(name=name, detach=True, restart_policy={"Name": "unless-stopped"}, **options)
+    if ready is not None:
+        ready(container)
+    say(f"{name}: started")
+
+
+def _wait_healthy(container: Container) -> None:
+    deadline = time.monotonic() + READY_S
+    while time.monotonic() < deadline:
+        container.reload()
+        health = container.attrs["State"].get("Health", {}).get("Status")
+        if health == "healthy":
+            return
+        if container.status in ("exited", "dead"):
+            break
+        time.sleep(0.5)
+    tail = container.logs(tail=15).decode("utf-8", "replace")
+    raise HubError(f"{container.name} did not become healthy; its last output:\n{tail}")
+
+
+def _owner(deployment: Deployment) -> dict[str, Any]:
+    """Containers that write class state run as the user who owns the class directory."""
+    stat = deployment.classdir.root.stat()
+    return {"user": f"{stat.st_uid}:{stat.st_gid}", "labels": {LABEL: deployment.name}}
+
+
+def _locked_down() -> dict[str, Any]:
+    return {"cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "read_only": True,
+            "tmpfs": {"/tmp": "size=512m,mode=1777"}}  # fmt: skip
+
+
+def _redis(deployment: Deployment, network: str) -> dict[str, Any]:
+    data = deployment.classdir.root / "redis"
+    return {"image": REDIS_IMAGE, "network": network, "environment": {"REDIS_PASSWORD": deployment.classdir.secret("redis_password")},
+            "volumes": {str(data): {"bind": "/data", "mode": "rw"}}, **_owner(deployment), **_locked_down()}  # fmt: skip
+
+
+def _python_service(deployment: Deployment, image: str, network: str, argv: list[str]) -> dict[str, Any]:
+    checkout = str(deployment.checkout.root)
+    return {
+        "image": image, "network": network, "entrypoint": ["tini", "-g", "--", *argv], "command": [],
+        "environment": {"HOME": "/tmp", "JAXCOURSE_ROOT": checkout, "JAXCOURSE_CLASS_DIR": str(deployment.classdir.root),
+                        "JAXCOURSE_BROKER": deployment.broker(), "PYTHONUNBUFFERED": "1"},
+        "volumes": {checkout: {"bind": checkout, "mode": "ro"}}, **_owner(deployment), **_locked_down(),
+    }  # fmt: skip
+
+
+def _grading(deployment: Deployment, image: str, network: str) -> dict[str, Any]:
+    options = _python_service(deployment, image, network, ["python", "-m", "autograder.hub.grading_service"])
+    root = str(deployment.classdir.root)
+    options["volumes"][root] = {"bind": root, "mode": "rw"}
+    return options
+
+
+def _worker(deployment: Deployment, image: str, network: str, number: int) -> dict[str, Any]:
+    """A worker starts sandboxes on this host's engine: its scratch folder has the same path in
+    the worker and on the host, so the engine finds what the worker mounts for a sandbox."""
+    scratch = deployment.classdir.root / "work" / f"worker-{number}"
+    scratch.mkdir(parents=True, exist_ok=True)
+    concurrency = deployment.settings.worker_concurrency
+    argv = ["jaxcourse", "worker", "--broker", deployment.broker(), "--course", str(deployment.checkout.root),
+            "--cache", str(scratch / "cache"), "--sandbox", "docker"]  # fmt: skip
+    argv += ["--concurrency", str(concurrency)] if concurrency else []
+    options = _python_service(deployment, image, network, argv)
+    options["environment"]["TMPDIR"] = str(scratch)
+    options["volumes"][str(scratch)] = {"bind": str(scratch), "mode": "rw"}
+    options["volumes"][SOCKET] = {"bind": SOCKET, "mode": "rw"}
+    options["group_add"] = [str(os.stat(SOCKET).st_gid)]
+    return options
+
+
+def _hub(deployment: Deployment, student_image: str, network: str) -> dict[str, Any]:
+    root, settings = str(deployment.classdir.root), deployment.settings
+    volumes = {SOCKET: {"bind": SOCKET, "mode": "rw"}, root: {"bind": root, "mode": "rw"}}
+    config = deployment.checkout.root / CONFIG
+    if config.is_file():
+        volumes[str(config)] = {"bind": f"/etc/jaxcourse/{CONFIG}", "mode": "ro"}
+    return {
+        "image": HUB_IMAGE, "network": network, "ports": {"8000/tcp": (deployment.host, deployment.port)},
+        "working_dir": f"{root}/hub", "volumes": volumes, "labels": {LABEL: deployment.name},
+        "environment": {
+            "JAXCOURSE_CLASS_DIR": root, "JAXCOURSE_HUB_NAME": f"{deployment.name}-hub",
+            "JAXCOURSE_NETWORK": network, "JAXCOURSE_IMAGE": student_image,
+            "JAXCOURSE_PREFIX": f"{deployment.name}-lab", "JAXCOURSE_COURSE_ROOT": str(deployment.checkout.root),
+            "JAXCOURSE_MEM_LIMIT": settings.memory, "JAXCOURSE_CPU_LIMIT": str(settings.cpus),
+            "JAXCOURSE_PIDS_LIMIT": str(settings.pids), "JAXCOURSE_IDLE_TIMEOUT": str(settings.idle_timeout),
+        },
+    }  # fmt: skip
+
+
+# ---- down ------------------------------------------------------------------------------------
+
+
+def down(deployment: Deployment, say: Say = print) -> int:
+    """Stop and remove the class's containers (students' servers too) and networks; the class
+    directory keeps all state. Returns how many containers were removed."""
+    from ..grading.containers import remove
+
+    client = images.connect()
+    mine = client.containers.list(all=True, filters={"label": f"{LABEL}={deployment.name}"})
+    mine += client.containers.list(all=True, filters={"name": f"^{deployment.name}-lab-"})
+    for container in {c.id: c for c in mine}.values():
+        remove(container)
+    for network in client.networks.list(filters={"label": f"{LABEL}={deployment.name}"}):
+        network.remove()
+    say(
+        f"the class {deployment.name} is down: {len(mine)} containers removed; its state stays in {deployment.classdir.root}"
+    )
+    return len(mine)

@@ -1,0 +1,139 @@
+"""The class's grading service: every submission that reaches the exchange is graded by the
+queue's workers and recorded here, once, by this one recorder.
+
+It watches the exchange's store (no other part tells it anything, so nothing is lost when it
+is down: on its next start it finds what is not yet recorded), sends each new submission as a
+job, and records each outcome as it arrives: results.json, the student's feedback as the
+assignment's rules allow, the gradebook in one transaction, then the store's outcome marker.
+A job sent twice (a dead worker, a restarted broker) is recorded once: the marker is written
+last, and the dispatcher takes the first outcome for a job's id.
+
+    python -m autograder.hub.grading_service   (started by `jaxcourse hub up`, in its own container)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..core.course import Course
+from ..core.errors import JaxcourseError
+from ..delivery.exchange import policy
+from ..delivery.exchange.store import Store, Submission
+from ..grading import feedback, gradebook, limits
+from ..grading.grader import Grader, grader_for
+from ..grading.report import Report
+from ..grading.sandbox import ProcessSandbox
+from ..grading.submissions import MAX_NOTEBOOK_BYTES
+from ..queue.app import make_app, visibility_timeout
+from ..queue.class_run import job_seconds, report_for
+from ..queue.dispatch import Dispatcher
+from ..queue.identity import expected_image, grading_of
+from ..queue.jobs import make_job
+
+Say = Callable[[str], None]
+POLL = 0.5  # seconds between looks at the store and the results
+
+
+@dataclass
+class GradingService:
+    course: Course  # the instructor's checkout, with the class directory as its nbgrader root
+    store: Store
+    dispatcher: Dispatcher
+    say: Say = print
+    graders: dict[str, Grader] = field(default_factory=dict)
+    sent: dict[str, Submission] = field(default_factory=dict)  # job id -> submission
+
+    def grader(self, assignment: str) -> Grader:
+        """A grader for fingerprints, identities and zero reports: it never runs a notebook here."""
+        if assignment not in self.graders:
+            lim = limits.load(self.course.root, assignment)
+            self.graders[assignment] = grader_for(
+                assignment, self.course, timeout=lim.timeout, test_timeout=lim.test_timeout, sandbox=ProcessSandbox()
+            )
+        return self.graders[assignment]
+
+    def step(self) -> int:
+        """Send what is new, record what has come back; the number recorded."""
+        waiting = set(self.sent.values())
+        for submission in self.store.submissions():
+            if submission not in waiting and not self.store.recorded(submission):
+                self._send(submission)
+        recorded = 0
+        for job, outcome in self.dispatcher.poll():
+            submission = self.sent.pop(job["id"])
+            self.record(submission, report_for(self.grader(submission.assignment), job, outcome))
+            recorded += 1
+        return recorded
+
+    def _send(self, submission: Submission) -> None:
+        grader = self.grader(submission.assignment)
+        notebook = submission.path / grader.assignment.notebook
+        if not notebook.is_file() or notebook.stat().st_size > MAX_NOTEBOOK_BYTES:
+            self.record(submission, grader.grade(submission.student, notebook))  # says why; runs nothing
+            return
+        grading = grading_of(grader, expected_image(self.course.root))
+        job = make_job(submission.assignment, submission.student, notebook.read_bytes(), submission.timestamp, grading)
+        self.sent[job["id"]] = submission
+        self.dispatcher.send(job)
+
+    def record(self, submission: Submission, report: Report) -> None:
+        """Results, feedback as the rules allow, the gradebook (latest submission only), then the
+        marker that says this submission is done."""
+        out = self.course.nbgrader_root / "graded" / submission.assignment / submission.student
+        latest = self._is_latest(out / "results.json", submission)
+        if latest:
+            gradebook.write_results(out / "results.json", report)
+            (out / "submission.txt").write_text(submission.timestamp + "\n")
+        rules = policy.load(self.course.root, submission.assignment)
+        if rules.feedback != "none":
+            shown = report if rules.feedback == "all" else _visible_only(report)
+            self.store.write_feedback(submission, {Path(self.grader(submission.assignment).assignment.notebook).stem:
+                                                   feedback.to_html(shown)})  # fmt: skip
+        if latest:
+            db_url = f"sqlite:///{self.course.nbgrader_root / 'gradebook.db'}"
+            notebook = Path(self.grader(submission.assignment).assignment.notebook).stem
+            gradebook.record(db_url, notebook, report, submission.timestamp)
+        self.store.record_outcome(submission, {"status": report.status, "score": report.score,
+                                               "max_score": report.max_score, "latest": latest})  # fmt: skip
+        self.say(f"recorded {submission.key}: {report.status} {report.score:g}/{report.max_score:g}")
+
+    def _is_latest(self, results: Path, submission: Submission) -> bool:
+        """Whether no later submission of this student's has been recorded already."""
+        stamp = results.parent / "submission.txt"
+        return not stamp.is_file() or stamp.read_text().strip() <= submission.timestamp
+
+    def run(self, stop: Callable[[], bool] = lambda: False) -> None:
+        while not stop():
+            try:
+                if not self.step():
+                    time.sleep(POLL)
+            except JaxcourseError as err:  # e.g. an assignment not yet in the gradebook: say, go on
+                self.say(f"jaxcourse grading service: {err}")
+                time.sleep(POLL)
+
+
+def _visible_only(report: Report) -> Report:
+    return replace(report, tests=[t for t in report.tests if t.visibility == "visible"])
+
+
+def main() -> None:
+    class_dir = Path(os.environ["JAXCOURSE_CLASS_DIR"])
+    course = Course(Path(os.environ["JAXCOURSE_ROOT"]), nbgrader=class_dir)
+    seconds = job_seconds(course)
+    app = make_app(os.environ["JAXCOURSE_BROKER"], seconds)
+    service = GradingService(course, Store(class_dir / "exchange"),
+                             Dispatcher(app, 2 * visibility_timeout(seconds), _say))  # fmt: skip
+    _say(f"jaxcourse grading service: watching {service.store.root}")
+    service.run()
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""The class's two service images, built like the student image (allow-listed context, the
+offline base where no registry answers): ``jaxcourse-hub`` (JupyterHub, the proxy, DockerSpawner,
+the course's authenticator and exchange service) and ``jaxcourse-redis`` (the grading queue).
+
+Both are built on every ``hub up``: Docker's layer cache makes an unchanged build take seconds,
+and a changed package is never served stale.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..grading.images import Say, build_image, choose_base, git_revision, tar_context
+
+if TYPE_CHECKING:
+    from docker.client import DockerClient
+
+HUB_IMAGE = "jaxcourse-hub:latest"
+REDIS_IMAGE = "jaxcourse-redis:latest"
+HUB_FILES = ("docker/hub/Dockerfile", "docker/hub/jupyterhub_config.py", "docker/hub/package.json",
+             "docker/hub/package-lock.json", "requirements/hub.lock", "pyproject.toml", "README.md")  # fmt: skip
+REDIS_FILES = ("docker/redis/Dockerfile", "docker/redis/start.sh")
+
+
+def _entries(repo: Path, names: tuple[str, ...], package: bool) -> dict[str, Path | bytes | None]:
+    entries: dict[str, Path | bytes | None] = {name: repo / name for name in names}
+    if package:  # the package's Python files only: no caches, no data
+        entries.update({p.relative_to(repo).as_posix(): p for p in sorted((repo / "autograder").rglob("*.py"))})
+    return entries
+
+
+def build_hub(client: DockerClient, repo: Path, say: Say = print) -> str:
+    base = choose_base(client, None, say)
+    args = {"BASE_IMAGE": base, "GIT_REVISION": git_revision(repo)}
+    context = tar_context(_entries(repo, HUB_FILES, package=True))
+    return build_image(client, HUB_IMAGE, context, "docker/hub/Dockerfile", args, say)
+
+
+def build_redis(client: DockerClient, repo: Path, say: Say = print) -> str:
+    base = choose_base(client, None, say)
+    context = tar_context(_entries(repo, REDIS_FILES, package=False))
+    return build_image(client, REDIS_IMAGE, context, "docker/redis/Dockerfile", {"BASE_IMAGE": base}, say)

@@ -1,0 +1,140 @@
+"""JupyterHub for one class of the distributed-JAX course: read it, and adapt it.
+
+`jaxcourse hub up` starts this hub in its own container and passes the class's settings as
+environment variables (JAXCOURSE_*), so this one file serves every class. What it sets up:
+
+- who logs in: the class roster, with the passwords `hub up` issued (the roster authenticator);
+  instructors are the hub's admins. (An LMS instead: see "Logging in through an LMS" below.)
+- each student's server: a container of the course image running `jupyterhub-singleuser`, with
+  memory and CPU limits, every capability dropped, and the student's own folder of the class
+  directory as their work directory (it outlives the container: culling, `hub down`, upgrades);
+- the exchange: a service on this hub that files every submission under the hub's name of the
+  student who made it (autograder/delivery/exchange); students' servers reach it with their token;
+- the idle culler: servers idle for JAXCOURSE_IDLE_TIMEOUT seconds are stopped (work is kept).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+c = get_config()  # noqa: F821 (JupyterHub provides it)
+env = os.environ
+
+CLASS_DIR = Path(env["JAXCOURSE_CLASS_DIR"])  # the same path on the host and in this container
+HUB_NAME = env["JAXCOURSE_HUB_NAME"]  # this container's name on the class network
+NETWORK = env["JAXCOURSE_NETWORK"]
+IMAGE = env["JAXCOURSE_IMAGE"]
+PREFIX = env["JAXCOURSE_PREFIX"]  # students' containers are named PREFIX-<username>
+COURSE_ROOT = env.get("JAXCOURSE_COURSE_ROOT", "")  # the instructor's checkout, for instructors' servers
+STUDENT_HOME = "/home/jovyan/work"
+
+# ---- the hub and its proxy -------------------------------------------------------------------
+# The proxy (started by the hub, in this container) is the only port published, by `hub up`, on
+# 127.0.0.1 unless told otherwise. The hub's own API listens on the class network only.
+c.JupyterHub.bind_url = "http://0.0.0.0:8000"
+c.JupyterHub.hub_bind_url = "http://0.0.0.0:8081"
+c.JupyterHub.hub_connect_url = f"http://{HUB_NAME}:8081"
+c.JupyterHub.db_url = f"sqlite:///{CLASS_DIR / 'hub' / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(CLASS_DIR / "hub" / "jupyterhub_cookie_secret")
+c.ConfigurableHTTPProxy.pid_file = str(CLASS_DIR / "hub" / "proxy.pid")
+# Restarting the hub leaves students' servers running; they reconnect when it is back.
+c.JupyterHub.cleanup_servers = False
+c.JupyterHub.cleanup_proxy = True
+
+# ---- who logs in --------------------------------------------------------------------------------
+c.JupyterHub.authenticator_class = "autograder.hub.authenticator.RosterAuthenticator"
+c.RosterAuthenticator.roster_file = str(CLASS_DIR / "hub" / "roster.json")
+# Logging in through an LMS (LTI 1.3) instead, e.g. for Canvas or Moodle; not tested here:
+#   pip install jupyterhub-ltiauthenticator (add it to requirements/hub.in), then
+#   c.JupyterHub.authenticator_class = "ltiauthenticator.lti13.auth.LTI13Authenticator"
+#   c.LTI13Authenticator.issuer = "https://canvas.instructure.com"
+#   c.LTI13Authenticator.authorize_url = "https://<your-lms>/api/lti/authorize_redirect"
+#   c.LTI13Authenticator.jwks_endpoint = "https://<your-lms>/api/lti/security/jwks"
+#   c.LTI13Authenticator.client_id = ["<the client id your LMS gives the tool>"]
+#   c.LTI13Authenticator.username_key = "email"  # then map LMS users to the roster's names
+# The hub must then be reachable by the LMS over HTTPS (publish it with --host and a TLS proxy).
+
+# ---- each student's server ----------------------------------------------------------------------
+c.JupyterHub.spawner_class = "dockerspawner.DockerSpawner"
+c.DockerSpawner.image = IMAGE
+c.DockerSpawner.network_name = NETWORK
+c.DockerSpawner.use_internal_ip = True
+c.DockerSpawner.name_template = PREFIX + "-{username}"
+c.DockerSpawner.remove = True  # a stopped server's container goes; the work folder stays
+c.DockerSpawner.cmd = ["jupyterhub-singleuser"]
+c.DockerSpawner.notebook_dir = STUDENT_HOME
+c.DockerSpawner.volumes = {str(CLASS_DIR / "home" / "{username}"): STUDENT_HOME}
+c.DockerSpawner.mem_limit = env.get("JAXCOURSE_MEM_LIMIT", "4G")
+c.DockerSpawner.cpu_limit = float(env.get("JAXCOURSE_CPU_LIMIT", "2"))
+c.DockerSpawner.extra_host_config = {
+    "cap_drop": ["ALL"],
+    "security_opt": ["no-new-privileges"],
+    "pids_limit": int(env.get("JAXCOURSE_PIDS_LIMIT", "2048")),
+    "memswap_limit": env.get("JAXCOURSE_MEM_LIMIT", "4G"),
+}
+c.DockerSpawner.environment = {
+    # The exchange, through the proxy; the server's own hub token identifies the student.
+    "JAXCOURSE_EXCHANGE_URL": f"http://{HUB_NAME}:8000/services/exchange/",
+}
+c.Spawner.default_url = "/lab/tree/START_HERE.md"
+c.Spawner.start_timeout = 120
+c.Spawner.http_timeout = 120
+# A server's token may call the exchange for its own user, and nothing else of the hub's.
+c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server", "access:services!service=exchange"]
+
+
+def prepare_server(spawner):
+    """Before a server starts: its work folder exists and belongs to the container's user
+    (uid 1000); an instructor also gets the course checkout and the class directory, with
+    nbgrader's formgrader and the Docker engine for `jaxcourse grade`."""
+    home = CLASS_DIR / "home" / spawner.user.name
+    home.mkdir(parents=True, exist_ok=True)
+    os.chown(home, 1000, 100)
+    if spawner.user.admin and COURSE_ROOT:
+        spawner.volumes = {
+            **spawner.volumes,
+            COURSE_ROOT: "/home/jovyan/course",
+            str(CLASS_DIR): str(CLASS_DIR),
+            "/var/run/docker.sock": "/var/run/docker.sock",
+        }
+        spawner.environment = {
+            **spawner.environment,
+            "JAXCOURSE_ROOT": "/home/jovyan/course",
+            "JAXCOURSE_CLASS": str(CLASS_DIR),
+            "JAXCOURSE_INSTRUCTOR": "1",
+        }
+        spawner.extra_host_config = {
+            **spawner.extra_host_config,
+            "group_add": [str(Path("/var/run/docker.sock").stat().st_gid)],
+        }
+
+
+c.Spawner.pre_spawn_hook = prepare_server
+
+# ---- services -------------------------------------------------------------------------------------
+c.JupyterHub.services = [
+    {
+        "name": "exchange",
+        "url": "http://127.0.0.1:10101",
+        "command": [sys.executable, "-m", "autograder.delivery.exchange.service"],
+        "environment": {"JAXCOURSE_CLASS_DIR": str(CLASS_DIR), "JAXCOURSE_CONFIG_DIR": "/etc/jaxcourse"},
+    },
+    {
+        "name": "idle-culler",
+        "command": [
+            sys.executable,
+            "-m",
+            "jupyterhub_idle_culler",
+            f"--timeout={env.get('JAXCOURSE_IDLE_TIMEOUT', '3600')}",
+        ],
+    },
+]
+c.JupyterHub.load_roles = [
+    # Students and instructors may use the exchange (each as themselves); nothing more.
+    {"name": "user", "scopes": ["self", "access:services!service=exchange"]},
+    {
+        "name": "idle-culler",
+        "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+        "services": ["idle-culler"],
+    },
+]
