@@ -6,6 +6,11 @@ set -euo pipefail
 # The simulated device count is the course's knob; JAX reads JAX_NUM_CPU_DEVICES at start-up.
 export JAX_NUM_CPU_DEVICES="${JAXCOURSE_NUM_DEVICES:-8}"
 
+# An instructor's server on the class hub: nbgrader's formgrader and course list come on.
+if [ -n "${JAXCOURSE_INSTRUCTOR:-}" ]; then
+    export JUPYTER_CONFIG_PATH="/opt/jaxcourse/jupyter-instructor:${JUPYTER_CONFIG_PATH}"
+fi
+
 # Run as another uid (docker run --user), the image's home is not ours to write.
 if [ ! -w "$HOME" ]; then
     export HOME=/tmp/home
@@ -13,7 +18,8 @@ if [ ! -w "$HOME" ]; then
 fi
 
 # Copy lectures and released assignments into the work dir; never over a file the student changed.
-python -m autograder.delivery.lab seed /opt/jaxcourse/seed "$JAXCOURSE_WORK" \
+# On a class hub, assignments come from the class's exchange (Fetch), not from the image.
+python -m autograder.delivery.lab seed /opt/jaxcourse/seed "$JAXCOURSE_WORK" ${JAXCOURSE_EXCHANGE_URL:+--class} \
     || echo "jaxcourse: could not fill $JAXCOURSE_WORK; the course files are in /opt/jaxcourse/seed" >&2
 
 # Say which platform JAX found (a cuda or tpu image on a laptop falls back to CPU), after the

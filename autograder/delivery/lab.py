@@ -293,7 +293,7 @@ def prepare_local(work: Path, repo: Path) -> SeedReport:
         shutil.rmtree(outbound, ignore_errors=True)
         shutil.copytree(sources.release, outbound)
     (exchange / images.COURSE_ID / "inbound").mkdir(parents=True, exist_ok=True)
-    return seed(work, {"": sources.release, "lectures": sources.course})
+    return seed(work, {"": sources.release, "lectures": sources.course, ".": repo / "docker" / "seed"})
 
 
 def serve_local(work: Path, port: int, token: str) -> int:
@@ -358,10 +358,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.delivery.lab")
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("seed", help="fill WORK from SRC without overwriting the student's changes")
-    s.add_argument("src", type=Path)
+    s.add_argument("src", type=Path, help="the image's seed: assignments/, lectures/, welcome/")
     s.add_argument("work", type=Path)
+    s.add_argument("--class", dest="in_class", action="store_true", help="no assignments: a class fetches them")
     args = parser.parse_args(argv)
-    report = seed(args.work, {"": args.src})
+    parts = {"lectures": args.src / "lectures", ".": args.src / "welcome"}
+    report = seed(args.work, parts if args.in_class else {"": args.src / "assignments", **parts})
     if report.copied or report.updated or report.kept:
         _say(report.summary())
     return 0

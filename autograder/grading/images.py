@@ -125,10 +125,11 @@ def context_files(sources: Sources, variant: str) -> dict[str, Path]:
     """The allow-list: context path -> file on disk. Directories that may be empty are listed too."""
     repo = sources.repo
     files: dict[str, Path] = {}
-    for name in ("Dockerfile", "start.sh", "platform.py"):
+    for name in ("Dockerfile", "start.sh", "platform.py", "seed/START_HERE.md", "lab/overrides.json"):
         files[f"docker/{name}"] = repo / "docker" / name
-    for path in _files(repo, repo / "docker" / "jupyter"):
-        files[path.relative_to(repo).as_posix()] = path
+    for folder in ("jupyter", "jupyter-instructor"):
+        for path in _files(repo, repo / "docker" / folder):
+            files[path.relative_to(repo).as_posix()] = path
     for lock in {"cpu", variant}:  # the variant's lock installs on top of the shared cpu layer
         files[f"requirements/{lock}.lock"] = lock_path(repo, lock)
     files["pyproject.toml"] = repo / "pyproject.toml"

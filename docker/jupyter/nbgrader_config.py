@@ -1,8 +1,10 @@
 """nbgrader, student side: one course and one exchange.
 
-Read through JUPYTER_CONFIG_PATH, by the image and by `jaxcourse lab` without Docker alike. The
-image keeps its exchange inside the container; the local fallback sets JAXCOURSE_EXCHANGE to a
-folder of its own.
+Read through JUPYTER_CONFIG_PATH, by the image and by `jaxcourse lab` without Docker alike. On its
+own, the image keeps its exchange inside the container (the local fallback sets JAXCOURSE_EXCHANGE
+to a folder of its own). Spawned by the class hub, it gets JAXCOURSE_EXCHANGE_URL: Fetch, Submit
+and Fetch Feedback then go to the hub's exchange service, as this student (the hub's token), and
+an instructor's server (JAXCOURSE_INSTRUCTOR) gets the class directory as nbgrader's course root.
 """
 
 import os
@@ -12,3 +14,16 @@ c.CourseDirectory.course_id = os.environ.get("JAXCOURSE_COURSE_ID", "jax-distrib
 c.Exchange.root = os.environ.get("JAXCOURSE_EXCHANGE", "/srv/nbgrader/exchange")
 # Where fetched assignments live: the work dir, whatever the server's current directory.
 c.Exchange.assignment_dir = os.environ.get("JAXCOURSE_WORK", ".")
+
+if os.environ.get("JAXCOURSE_EXCHANGE_URL"):
+    plugins = "autograder.delivery.exchange.client"
+    c.ExchangeFactory.list = f"{plugins}.ExchangeList"
+    c.ExchangeFactory.fetch_assignment = f"{plugins}.ExchangeFetchAssignment"
+    c.ExchangeFactory.submit = f"{plugins}.ExchangeSubmit"
+    c.ExchangeFactory.fetch_feedback = f"{plugins}.ExchangeFetchFeedback"
+
+if os.environ.get("JAXCOURSE_INSTRUCTOR") and os.environ.get("JAXCOURSE_CLASS"):
+    c.CourseDirectory.root = os.environ["JAXCOURSE_CLASS"]
+    # The class's own gradebook, whatever the server's current directory (the course's config
+    # names it relative to the course root).
+    c.CourseDirectory.db_url = f"sqlite:///{os.environ['JAXCOURSE_CLASS']}/gradebook.db"

@@ -130,7 +130,10 @@ def test_released_notebooks_run_without_network(client, cpu_image, sources, tmp_
     """Lectures and releases run, offline, to their unsolved exercise stubs and those stubs'
     failing checks, and to nothing else: imports, devices, meshes and demos all work."""
     out = jovyan_dir(tmp_path / "out")
-    targets = [f"/opt/jaxcourse/seed/{p.relative_to(sources.release).as_posix()}" for p in released_notebooks(sources)]
+    targets = [
+        f"/opt/jaxcourse/seed/assignments/{p.relative_to(sources.release).as_posix()}"
+        for p in released_notebooks(sources)
+    ]
     targets += [f"/opt/jaxcourse/seed/lectures/{p.name}" for p in sorted(sources.course.glob("*.ipynb"))]
     script = " && ".join(
         "jupyter nbconvert --to notebook --execute --allow-errors --ExecutePreprocessor.timeout=600 "

@@ -55,7 +55,7 @@ def test_edit_survives_upgrade_and_restart(client, cpu_image, sources, tmp_path)
     fixed = nbformat.read(sources.release / rel, as_version=4)
     fixed.cells.insert(0, nbformat.v4.new_markdown_cell("Erratum: a fix shipped with the upgrade."))
     files = {
-        f"/opt/jaxcourse/seed/{rel}": nbformat.writes(fixed).encode(),
+        f"/opt/jaxcourse/seed/assignments/{rel}": nbformat.writes(fixed).encode(),
         "/opt/jaxcourse/seed/lectures/99_new.ipynb": nbformat.writes(nbformat.v4.new_notebook()).encode(),
     }
     image = _upgraded_image(client, cpu_image, files)
