@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha256sum requirements/dev.lock requirements/lint.lock pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: venv lint test test-fast lock release lab image lecture-html bench bench-images clean
+.PHONY: venv lint test test-fast lock release lab hub hub-down image lecture-html bench bench-images clean
 
 venv: $(STAMP)
 
@@ -22,6 +22,14 @@ $(STAMP): requirements/dev.lock requirements/lint.lock pyproject.toml
 lab: venv
 	$(BIN)/jaxcourse release
 	$(BIN)/jaxcourse lab $(LAB_ARGS)
+
+# A class on this Docker host (JupyterHub, a server per student, grading on submit), its state in
+# class/. The first time: `make hub HUB_ARGS="--roster roster.csv"` (username,role[,password]).
+hub: venv
+	$(BIN)/jaxcourse hub up $(HUB_ARGS)
+
+hub-down: venv
+	$(BIN)/jaxcourse hub down $(HUB_ARGS)
 
 # Formatting, lint, types (strict on core/ and trusted/) and the layers' import contracts.
 lint: venv

@@ -37,6 +37,14 @@ def run(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProc
         (["check", "/no/such.ipynb"], "no notebook at /no/such.ipynb"),
         (["release", "99_nope"], "no assignment '99_nope'"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (["worker", "--broker", "http://:secret@host"], "'http://:***@host' is not a Redis URL"),
+        (["grade", ASSIGNMENT, "--broker", "redis//host"], "is not a Redis URL: write redis://:PASSWORD@HOST"),
+        (["collect", ASSIGNMENT], "say where from: --class DIR"),
+        (["collect", ASSIGNMENT, "--class", "/no/such"], "/no/such is not a class directory"),
+        (["grade", ASSIGNMENT, "--class", "/no/such"], "/no/such is not a class directory"),
+        (["release-feedback", ASSIGNMENT], "no feedback under"),
+        (["hub", "up", "--roster", "/no/roster.csv"], "no roster at /no/roster.csv"),
+        (["hub", "up", "--class", "/tmp/jaxcourse-no-class"], "no roster installed in /tmp/jaxcourse-no-class"),
     ],
 )
 def test_bad_input_gets_one_line_and_a_nonzero_exit(course, args, message):

@@ -34,6 +34,16 @@ def port(text: str) -> int:
     return value
 
 
+def broker_url(text: str) -> str:
+    """A Redis URL for the grading queue (its password is never echoed back)."""
+    from ..queue.app import BrokerError, check_url
+
+    try:
+        return check_url(text)
+    except BrokerError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def default(fn: Callable[..., Any], name: str) -> Any:
     """A parameter's default in the Python API: the command line takes it from there."""
     return inspect.signature(fn).parameters[name].default

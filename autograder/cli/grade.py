@@ -10,9 +10,8 @@ from .. import specs
 from ..core.course import Course
 from ..delivery.classdir import ClassDir
 from ..grading import classroom
-from ..queue.app import check_url
 from ..queue.class_run import on_queue
-from .args import Subparsers, default, positive
+from .args import Subparsers, broker_url, default, positive
 
 
 def register(sub: Subparsers) -> None:
@@ -30,7 +29,7 @@ def register(sub: Subparsers) -> None:
     grade.add_argument("--force", action="store_true", help="grade again what an earlier run already graded")
     grade.add_argument("--class", dest="class_dir", type=Path,
                        help="grade a class: its submitted/, graded/ and gradebook (jaxcourse collect --class first)")  # fmt: skip
-    grade.add_argument("--broker", type=check_url,
+    grade.add_argument("--broker", type=broker_url,
                        help="grade on the queue's workers (redis://:PASSWORD@HOST:6379/0) instead of here")  # fmt: skip
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.set_defaults(run=run)

@@ -9,14 +9,13 @@ from pathlib import Path
 from ..core.course import Course
 from ..grading import classroom, limits
 from ..queue import worker
-from ..queue.app import check_url
 from ..queue.class_run import job_seconds
-from .args import Subparsers, positive
+from .args import Subparsers, broker_url, positive
 
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("worker", help="grade submissions from a queue (Celery on Redis) on this host")
-    p.add_argument("--broker", required=True, type=check_url, help="redis://:PASSWORD@HOST:6379/0")
+    p.add_argument("--broker", required=True, type=broker_url, help="redis://:PASSWORD@HOST:6379/0")
     p.add_argument("--concurrency", type=positive,
                    help="submissions graded at once (default: the cores over each sandbox's CPU quota)")  # fmt: skip
     p.add_argument("--course", type=Path, help="the course checkout with its solutions (default: found from here)")

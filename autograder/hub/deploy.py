@@ -5,7 +5,7 @@ Two networks and four kinds of container, all named after the class (``jaxcourse
     <name>-hub       JupyterHub and its proxy; the proxy's port is the only one published, on
                      127.0.0.1 unless told otherwise; on the class network, with the students'
     <name>-lab-<u>   each student's server (spawned by the hub), on the class network
-    <name>-redis     the grading queue, on the queue network only (internal: no way out)
+    <name>-redis     the grading queue, on the queue network only (never published)
     <name>-grading   the grading service (the one recorder), on the queue network only
     <name>-worker-N  grading workers, on the queue network only, each with the Docker engine
 
@@ -42,6 +42,7 @@ Say = Callable[[str], None]
 SOCKET = "/var/run/docker.sock"
 READY_S = 180.0
 LABEL = "jaxcourse.class"  # value: the class's name, on every container and network it owns
+DIR_LABEL = "jaxcourse.class-dir"  # value: the class directory a container serves
 
 
 class HubError(JaxcourseError):
@@ -72,35 +73,47 @@ class Deployment:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/"
 
+    @property
+    def labels(self) -> dict[str, str]:
+        return {LABEL: self.name, DIR_LABEL: str(self.classdir.root)}
+
 
 # ---- up --------------------------------------------------------------------------------------
 
 
 def up(deployment: Deployment, roster_file: Path | None, say: Say = print) -> None:
     """Start (or complete) the class; what already runs is left running."""
+    members = roster.read(roster_file) if roster_file is not None else None
+    hub_dir = deployment.classdir.root / "hub"
+    if members is None and not (hub_dir / "roster.json").is_file():
+        raise HubError(f"no roster installed in {deployment.classdir.root}: run `jaxcourse hub up --roster FILE` once")
     client = images.connect()
-    classdir, checkout = deployment.classdir.init(deployment.checkout), deployment.checkout
-    hub_dir = classdir.root / "hub"
-    if roster_file is not None:
-        issued = roster.install(roster.read(roster_file), hub_dir, classdir.root / "secrets")
+    classdir = deployment.classdir.init(deployment.checkout)
+    if members is not None:
+        issued = roster.install(members, hub_dir, classdir.root / "secrets")
         say(f"roster: {roster_file} installed; passwords for the class are in {issued}")
-    elif not (hub_dir / "roster.json").is_file():
-        raise HubError(f"no roster installed in {classdir.root}: run `jaxcourse hub up --roster FILE` once")
     student_image = images.ensure(deployment.variant, client, say)
     grading_image = images.ensure("cpu", client, say)
-    build_redis(client, checkout.root, say)
-    build_hub(client, checkout.root, say)
+    repo = _source_repo()
+    build_redis(client, repo, say)
+    build_hub(client, repo, say)
     hub_net = _network(client, f"{deployment.name}-hub", deployment.name, internal=False)
-    queue_net = _network(client, f"{deployment.name}-queue", deployment.name, internal=True)
+    queue_net = _network(client, f"{deployment.name}-queue", deployment.name, internal=False)
     settings = deployment.settings
-    _start(client, say, f"{deployment.name}-redis", _wait_healthy, **_redis(deployment, queue_net))
-    _start(client, say, f"{deployment.name}-grading", None, **_grading(deployment, grading_image, queue_net))
+    _start(client, say, f"{deployment.name}-redis", wait_healthy, **redis_options(deployment, queue_net))
+    _start(client, say, f"{deployment.name}-grading", None, **grading_options(deployment, grading_image, queue_net))
     for number in range(1, settings.workers + 1):
         _start(client, say, f"{deployment.name}-worker-{number}", None,
-               **_worker(deployment, grading_image, queue_net, number))  # fmt: skip
-    _start(client, say, f"{deployment.name}-hub", _wait_healthy, **_hub(deployment, student_image, hub_net))
+               **worker_options(deployment, grading_image, queue_net, number))  # fmt: skip
+    _start(client, say, f"{deployment.name}-hub", wait_healthy, **hub_options(deployment, student_image, hub_net))
     say(f"the class is up at {deployment.url} (state in {classdir.root}); release an assignment with "
         f"`jaxcourse release A --class {classdir.root}`")  # fmt: skip
+
+
+def _source_repo() -> Path:
+    """The checkout this package runs from, whose docker/ folder holds the services' recipes."""
+    here = Path(__file__).resolve().parents[2]
+    return here if (here / "docker" / "hub" / "Dockerfile").is_file() else images.find_repo()
 
 
 def _network(client: DockerClient, name: str, owner: str, internal: bool) -> str:
@@ -115,6 +128,10 @@ def _start(client: DockerClient, say: Say, name: str, ready: Callable[[Container
 
     try:
         existing = client.containers.get(name)
+        serves = (existing.labels or {}).get(DIR_LABEL)
+        if serves != options["labels"][DIR_LABEL]:
+            raise HubError(f"{name} already serves the class in {serves}: give this class directory another name, "
+                           f"or stop that class first (`jaxcourse hub down --class {serves}`)")  # fmt: skip
         if existing.status == "running":
             say(f"{name}: already running")
             return
@@ -127,7 +144,7 @@ def _start(client: DockerClient, say: Say, name: str, ready: Callable[[Container
     say(f"{name}: started")
 
 
-def _wait_healthy(container: Container) -> None:
+def wait_healthy(container: Container) -> None:
     deadline = time.monotonic() + READY_S
     while time.monotonic() < deadline:
         container.reload()
@@ -144,7 +161,7 @@ def _wait_healthy(container: Container) -> None:
 def _owner(deployment: Deployment) -> dict[str, Any]:
     """Containers that write class state run as the user who owns the class directory."""
     stat = deployment.classdir.root.stat()
-    return {"user": f"{stat.st_uid}:{stat.st_gid}", "labels": {LABEL: deployment.name}}
+    return {"user": f"{stat.st_uid}:{stat.st_gid}", "labels": deployment.labels}
 
 
 def _locked_down() -> dict[str, Any]:
@@ -152,7 +169,7 @@ def _locked_down() -> dict[str, Any]:
             "tmpfs": {"/tmp": "size=512m,mode=1777"}}  # fmt: skip
 
 
-def _redis(deployment: Deployment, network: str) -> dict[str, Any]:
+def redis_options(deployment: Deployment, network: str) -> dict[str, Any]:
     data = deployment.classdir.root / "redis"
     return {"image": REDIS_IMAGE, "network": network, "environment": {"REDIS_PASSWORD": deployment.classdir.secret("redis_password")},
             "volumes": {str(data): {"bind": "/data", "mode": "rw"}}, **_owner(deployment), **_locked_down()}  # fmt: skip
@@ -165,17 +182,19 @@ def _python_service(deployment: Deployment, image: str, network: str, argv: list
         "environment": {"HOME": "/tmp", "JAXCOURSE_ROOT": checkout, "JAXCOURSE_CLASS_DIR": str(deployment.classdir.root),
                         "JAXCOURSE_BROKER": deployment.broker(), "PYTHONUNBUFFERED": "1"},
         "volumes": {checkout: {"bind": checkout, "mode": "ro"}}, **_owner(deployment), **_locked_down(),
+        "healthcheck": {"test": ["NONE"]},  # the image's probe is for JupyterLab, which these do not run
     }  # fmt: skip
 
 
-def _grading(deployment: Deployment, image: str, network: str) -> dict[str, Any]:
+def grading_options(deployment: Deployment, image: str, network: str) -> dict[str, Any]:
     options = _python_service(deployment, image, network, ["python", "-m", "autograder.hub.grading_service"])
     root = str(deployment.classdir.root)
     options["volumes"][root] = {"bind": root, "mode": "rw"}
     return options
 
 
-def _worker(deployment: Deployment, image: str, network: str, number: int) -> dict[str, Any]:
+def worker_options(deployment: Deployment, image: str, network: str, number: int,
+                   sandbox_image: str | None = None) -> dict[str, Any]:  # fmt: skip
     """A worker starts sandboxes on this host's engine: its scratch folder has the same path in
     the worker and on the host, so the engine finds what the worker mounts for a sandbox."""
     scratch = deployment.classdir.root / "work" / f"worker-{number}"
@@ -184,6 +203,7 @@ def _worker(deployment: Deployment, image: str, network: str, number: int) -> di
     argv = ["jaxcourse", "worker", "--broker", deployment.broker(), "--course", str(deployment.checkout.root),
             "--cache", str(scratch / "cache"), "--sandbox", "docker"]  # fmt: skip
     argv += ["--concurrency", str(concurrency)] if concurrency else []
+    argv += ["--image", sandbox_image] if sandbox_image else []
     options = _python_service(deployment, image, network, argv)
     options["environment"]["TMPDIR"] = str(scratch)
     options["volumes"][str(scratch)] = {"bind": str(scratch), "mode": "rw"}
@@ -192,7 +212,7 @@ def _worker(deployment: Deployment, image: str, network: str, number: int) -> di
     return options
 
 
-def _hub(deployment: Deployment, student_image: str, network: str) -> dict[str, Any]:
+def hub_options(deployment: Deployment, student_image: str, network: str) -> dict[str, Any]:
     root, settings = str(deployment.classdir.root), deployment.settings
     volumes = {SOCKET: {"bind": SOCKET, "mode": "rw"}, root: {"bind": root, "mode": "rw"}}
     config = deployment.checkout.root / CONFIG
@@ -200,7 +220,7 @@ def _hub(deployment: Deployment, student_image: str, network: str) -> dict[str, 
         volumes[str(config)] = {"bind": f"/etc/jaxcourse/{CONFIG}", "mode": "ro"}
     return {
         "image": HUB_IMAGE, "network": network, "ports": {"8000/tcp": (deployment.host, deployment.port)},
-        "working_dir": f"{root}/hub", "volumes": volumes, "labels": {LABEL: deployment.name},
+        "working_dir": f"{root}/hub", "volumes": volumes, "labels": deployment.labels,
         "environment": {
             "JAXCOURSE_CLASS_DIR": root, "JAXCOURSE_HUB_NAME": f"{deployment.name}-hub",
             "JAXCOURSE_NETWORK": network, "JAXCOURSE_IMAGE": student_image,

@@ -13,6 +13,7 @@ last, and the dispatcher takes the first outcome for a job's id.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from ..queue.jobs import make_job
 
 Say = Callable[[str], None]
 POLL = 0.5  # seconds between looks at the store and the results
+JOURNAL = "recorded.jsonl"  # under graded/: what was recorded, when, once per submission
 
 
 @dataclass
@@ -97,8 +99,11 @@ class GradingService:
             db_url = f"sqlite:///{self.course.nbgrader_root / 'gradebook.db'}"
             notebook = Path(self.grader(submission.assignment).assignment.notebook).stem
             gradebook.record(db_url, notebook, report, submission.timestamp)
-        self.store.record_outcome(submission, {"status": report.status, "score": report.score,
-                                               "max_score": report.max_score, "latest": latest})  # fmt: skip
+        outcome = {"submission": submission.key, "status": report.status, "score": report.score,
+                   "max_score": report.max_score, "latest": latest}  # fmt: skip
+        self.store.record_outcome(submission, outcome)
+        with open(self.course.nbgrader_root / "graded" / JOURNAL, "a") as journal:  # one line per recording
+            journal.write(json.dumps(outcome, sort_keys=True) + "\n")
         self.say(f"recorded {submission.key}: {report.status} {report.score:g}/{report.max_score:g}")
 
     def _is_latest(self, results: Path, submission: Submission) -> bool:

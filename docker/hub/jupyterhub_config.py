@@ -64,13 +64,14 @@ c.DockerSpawner.remove = True  # a stopped server's container goes; the work fol
 c.DockerSpawner.cmd = ["jupyterhub-singleuser"]
 c.DockerSpawner.notebook_dir = STUDENT_HOME
 c.DockerSpawner.volumes = {str(CLASS_DIR / "home" / "{username}"): STUDENT_HOME}
-c.DockerSpawner.mem_limit = env.get("JAXCOURSE_MEM_LIMIT", "4G")
+MEMORY = env.get("JAXCOURSE_MEM_LIMIT", "4g").upper()  # JupyterHub reads sizes as 4G, Docker as 4g or 4G
+c.DockerSpawner.mem_limit = MEMORY
 c.DockerSpawner.cpu_limit = float(env.get("JAXCOURSE_CPU_LIMIT", "2"))
 c.DockerSpawner.extra_host_config = {
     "cap_drop": ["ALL"],
     "security_opt": ["no-new-privileges"],
     "pids_limit": int(env.get("JAXCOURSE_PIDS_LIMIT", "2048")),
-    "memswap_limit": env.get("JAXCOURSE_MEM_LIMIT", "4G"),
+    "memswap_limit": MEMORY,
 }
 c.DockerSpawner.environment = {
     # The exchange, through the proxy; the server's own hub token identifies the student.
@@ -84,29 +85,43 @@ c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server",
 
 
 def prepare_server(spawner):
-    """Before a server starts: its work folder exists and belongs to the container's user
-    (uid 1000); an instructor also gets the course checkout and the class directory, with
-    nbgrader's formgrader and the Docker engine for `jaxcourse grade`."""
+    """Before a server starts: its work folder exists and belongs to the container's user.
+
+    A student's server runs as uid 1000 and mounts their own folder only. An instructor's server
+    runs as the owner of the class directory (as the grading service does: the gradebook and
+    graded/ have one owner), with the class inside the work folder as nbgrader's course root
+    (formgrader insists on that), the course checkout as `course/`, and the Docker engine with
+    scratch space at the same path as on the host, so that `jaxcourse grade --class` runs its
+    sandboxes from there. The engine makes that server as powerful as the host's root: only
+    instructors get it."""
+    owner = CLASS_DIR.stat()
+    instructor = spawner.user.admin and COURSE_ROOT
+    uid, gid = (owner.st_uid, owner.st_gid) if instructor else (1000, 100)
     home = CLASS_DIR / "home" / spawner.user.name
     home.mkdir(parents=True, exist_ok=True)
-    os.chown(home, 1000, 100)
-    if spawner.user.admin and COURSE_ROOT:
-        spawner.volumes = {
-            **spawner.volumes,
-            COURSE_ROOT: "/home/jovyan/course",
-            str(CLASS_DIR): str(CLASS_DIR),
-            "/var/run/docker.sock": "/var/run/docker.sock",
-        }
-        spawner.environment = {
-            **spawner.environment,
-            "JAXCOURSE_ROOT": "/home/jovyan/course",
-            "JAXCOURSE_CLASS": str(CLASS_DIR),
-            "JAXCOURSE_INSTRUCTOR": "1",
-        }
-        spawner.extra_host_config = {
-            **spawner.extra_host_config,
-            "group_add": [str(Path("/var/run/docker.sock").stat().st_gid)],
-        }
+    os.chown(home, uid, gid)
+    if not instructor:
+        return
+    scratch = CLASS_DIR / "work" / spawner.user.name
+    scratch.mkdir(parents=True, exist_ok=True)
+    os.chown(scratch, uid, gid)
+    spawner.extra_create_kwargs = {**spawner.extra_create_kwargs, "user": f"{uid}:{gid}"}
+    spawner.volumes = {
+        **spawner.volumes,
+        COURSE_ROOT: f"{STUDENT_HOME}/course",
+        str(CLASS_DIR): f"{STUDENT_HOME}/class",
+        str(scratch): str(scratch),
+        "/var/run/docker.sock": "/var/run/docker.sock",
+    }
+    spawner.environment = {
+        **spawner.environment,
+        "JAXCOURSE_ROOT": f"{STUDENT_HOME}/course",
+        "JAXCOURSE_CLASS": f"{STUDENT_HOME}/class",
+        "JAXCOURSE_INSTRUCTOR": "1",
+        "TMPDIR": str(scratch),
+    }
+    socket_group = str(Path("/var/run/docker.sock").stat().st_gid)
+    spawner.extra_host_config = {**spawner.extra_host_config, "group_add": [socket_group]}
 
 
 c.Spawner.pre_spawn_hook = prepare_server

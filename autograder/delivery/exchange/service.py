@@ -27,6 +27,7 @@ from typing import Any
 from jupyterhub.services.auth import HubAuthenticated
 from tornado import web
 from tornado.http1connection import HTTP1Connection
+from tornado.ioloop import IOLoop
 
 from . import policy
 from .store import Store, StoreError, Submission
@@ -34,6 +35,8 @@ from .store import Store, StoreError, Submission
 Clock = Callable[[], datetime.datetime]
 ASSIGNMENT = r"([A-Za-z0-9][A-Za-z0-9_.-]{0,63})"
 JSON_OVERHEAD = 64 << 10  # the JSON around a submission's base64 files
+LINGER = 8 << 20  # bytes of a refused body read and dropped before its connection is closed
+LINGER_S = 10.0  # seconds the same
 
 
 class Handler(HubAuthenticated, web.RequestHandler):  # type: ignore[misc]  # jupyterhub is untyped
@@ -82,8 +85,8 @@ class Files(Handler):
 
 @web.stream_request_body
 class Submissions(Handler):
-    """The body is refused by its declared size before it is read, and cut off once it grows
-    past the limit when it declares none."""
+    """A body larger than the limit is refused as soon as that is known (by its declared size,
+    before any of it is read, or once it has grown past the limit) and never kept."""
 
     def prepare(self) -> None:
         super().prepare()
@@ -91,19 +94,46 @@ class Submissions(Handler):
         if self.assignment not in self.store.released():
             raise web.HTTPError(404, f"{self.assignment} has not been released")
         self.limit = self.rules(self.assignment).max_bytes
-        allowed = self.limit * 4 // 3 + JSON_OVERHEAD
-        declared = int(self.request.headers.get("Content-Length", "0") or 0)
-        if declared > allowed:
-            raise web.HTTPError(413, f"a submission may hold {self.limit >> 20} MB; this one is {declared >> 20} MB")
+        self.allowed = self.limit * 4 // 3 + JSON_OVERHEAD
+        self.body, self.dropped, self.refused = bytearray(), 0, False
         connection = self.request.connection
-        if isinstance(connection, HTTP1Connection):  # a body that declares no size stops here
-            connection.set_max_body_size(allowed)
-        self.body = bytearray()
+        if isinstance(connection, HTTP1Connection):  # the size is judged here, with an answer
+            connection.set_max_body_size(1 << 62)
+        declared = int(self.request.headers.get("Content-Length", "0") or 0)
+        if declared > self.allowed:
+            self.refuse(f"a submission may hold {self.limit >> 20} MB; this one is {declared >> 20} MB")
+
+    def refuse(self, message: str) -> None:
+        """Answer 413 now, then read and drop at most LINGER more bytes (for LINGER_S at most)
+        before closing, as web servers do: a connection closed on unread data is reset, and the
+        proxy would show the student a 503 instead of this answer."""
+        self.refused, self.body = True, bytearray()
+        answer = json.dumps({"error": message}).encode()
+        self.set_status(413)
+        self.set_header("Content-Type", "application/json")
+        self.set_header("Content-Length", str(len(answer)))
+        self.write(answer)
+        self.flush()
+        IOLoop.current().call_later(LINGER_S, self._close)
+
+    def _close(self) -> None:
+        if not self._finished:
+            self.finish()
 
     def data_received(self, chunk: bytes) -> None:
+        if self.refused:
+            self.dropped += len(chunk)
+            if self.dropped > LINGER:
+                self._close()
+            return
         self.body.extend(chunk)
+        if len(self.body) > self.allowed:
+            self.refuse(f"a submission may hold {self.limit >> 20} MB; this one is larger")
 
     def post(self, assignment: str) -> None:
+        if self.refused:  # the whole of a refused body arrived while lingering
+            self._close()
+            return
         rules, now = self.rules(assignment), self.clock()
         used = len(self.store.submissions(self.student, assignment))
         if used >= rules.max_submissions:

@@ -1,0 +1,197 @@
+"""A student attacks the class: every attempt to cross into another student's work, the hub's
+API, the grading side or the instructor's files fails, with a message that says why.
+
+The attacker, mallory, is a student with a running server. Attacks over HTTP use her own token
+(which her server holds, so any code she runs has it); attacks from inside her server run as code
+in her container (`docker exec`, as her terminal would)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import time
+
+import pytest
+
+from ..helpers.classroom import wait_for
+from ..helpers.course import ASSIGNMENT
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+EXCHANGE = "/services/exchange/api"
+
+
+@pytest.fixture(scope="module")
+def mallory(hub):
+    user = hub["users"]["mallory"].ready()
+    user.action("fetch", ASSIGNMENT)
+    return user
+
+
+@pytest.fixture(scope="module")
+def her_container(hub, client, mallory):
+    return client.containers.get(f"{hub['name']}-lab-mallory")
+
+
+def _in_her_server(container, code: str) -> dict:
+    """Run ``code`` in mallory's container as her (uid 1000); it prints one JSON line."""
+    done = container.exec_run(["python", "-c", code], user="1000:100")
+    assert done.exit_code == 0, done.output.decode()
+    return json.loads(done.output.decode().strip().splitlines()[-1])
+
+
+def _submit(user, files: dict[str, bytes], **extra):
+    body = {"files": {n: base64.b64encode(d).decode() for n, d in files.items()}, **extra}
+    return user.api("POST", f"{EXCHANGE}/assignments/{ASSIGNMENT}/submissions", json=body)
+
+
+def test_her_container_holds_no_one_elses_files(hub, her_container):
+    mounts = {m["Source"]: m["Destination"] for m in her_container.attrs["Mounts"]}
+    assert mounts == {str(hub["classdir"] / "home" / "mallory"): "/home/jovyan/work"}
+    found = _in_her_server(
+        her_container,
+        """
+import json, os
+hits = []
+# /opt/venv is the image's own packages, the same in every server (nbgrader ships a test gradebook.db).
+for root, dirs, files in os.walk('/', onerror=lambda e: None):
+    dirs[:] = [d for d in dirs if os.path.join(root, d) not in ('/proc', '/sys', '/dev', '/opt/venv')]
+    hits += [os.path.join(root, n) for n in dirs + files if n in ('bob', 'alice', 'gradebook.db', 'solutions', 'roster.json')]
+print(json.dumps({"hits": hits}))
+""",
+    )
+    assert found["hits"] == []
+
+
+def test_the_exchange_shows_her_only_her_own(hub, mallory):
+    listing = mallory.api("GET", f"{EXCHANGE}/assignments").json()
+    assert listing["student"] == "mallory"
+    assert all(s["assignment"] == ASSIGNMENT for s in listing["submissions"])  # and none of bob's or alice's
+    feedback = mallory.api("GET", f"{EXCHANGE}/assignments/{ASSIGNMENT}/feedback?student=bob").json()
+    assert feedback["submissions"] == []  # alice and bob have feedback; a query cannot name them
+    for path in (f"{EXCHANGE}/assignments/..%2Finbound%2Fbob/files", f"{EXCHANGE}/assignments/../inbound/bob/files",
+                 f"{EXCHANGE}/students/bob/feedback"):  # fmt: skip
+        got = mallory.api("GET", path)
+        assert got.status_code == 404, (path, got.status_code)
+
+
+def test_without_a_token_or_with_a_forged_one_the_exchange_refuses(hub, mallory):
+    anonymous = mallory.api("GET", f"{EXCHANGE}/assignments", headers={"Authorization": ""})
+    forged = mallory.api("GET", f"{EXCHANGE}/assignments", headers={"Authorization": "token not-a-token"})
+    assert anonymous.status_code in (302, 403) and forged.status_code in (302, 403)
+
+
+def test_a_submission_is_filed_under_her_name_whatever_it_claims(hub, mallory):
+    before = len(list((hub["classdir"] / "exchange" / "inbound" / "bob").glob(f"{ASSIGNMENT}/*")))
+    got = _submit(mallory, {"claims.txt": b"I am bob"}, student="bob")
+    assert got.status_code == 201, got.text
+    assert len(list((hub["classdir"] / "exchange" / "inbound" / "bob").glob(f"{ASSIGNMENT}/*"))) == before
+    assert list((hub["classdir"] / "exchange" / "inbound" / "mallory" / ASSIGNMENT).glob("*/claims.txt"))
+
+
+def test_released_files_and_others_feedback_cannot_be_written(hub, mallory):
+    for method, path in [("PUT", f"{EXCHANGE}/assignments/{ASSIGNMENT}/files"),
+                         ("DELETE", f"{EXCHANGE}/assignments/{ASSIGNMENT}/files"),
+                         ("POST", f"{EXCHANGE}/assignments/{ASSIGNMENT}/feedback"),
+                         ("PUT", f"{EXCHANGE}/assignments/{ASSIGNMENT}/feedback")]:  # fmt: skip
+        got = mallory.api(method, path, json={"files": {}})
+        assert got.status_code == 405, (method, path, got.status_code)
+    got = _submit(mallory, {"../../outbound/01_collectives/01_collectives.ipynb": b"{}"})
+    assert got.status_code == 400 and "is not allowed: use plain relative names" in got.json()["error"]
+
+
+def test_the_hub_api_gives_her_token_nothing_but_herself(hub, mallory, her_container):
+    assert mallory.api("GET", "/hub/api/users").status_code == 403
+    assert mallory.api("GET", "/hub/api/users/bob").status_code == 404  # not even whether bob exists
+    assert mallory.api("POST", "/hub/api/users/bob/server").status_code in (403, 404)
+    # The token her server holds (and so any code she runs) is narrower still: no token making.
+    seen = _in_her_server(
+        her_container,
+        """
+import json, os, urllib.request, urllib.error
+def call(method, url):
+    req = urllib.request.Request(url, method=method, headers={"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]})
+    try:
+        return urllib.request.urlopen(req, timeout=20).status
+    except urllib.error.HTTPError as err:
+        return err.code
+api = os.environ["JUPYTERHUB_API_URL"]
+print(json.dumps({"users": call("GET", api + "/users"), "tokens": call("POST", api + "/users/mallory/tokens"),
+                  "bob": call("GET", api + "/users/bob")}))
+""",
+    )
+    assert seen == {"users": 403, "tokens": 403, "bob": 404}
+
+
+def test_the_queue_workers_and_other_servers_are_out_of_her_reach(hub, mallory, her_container):
+    name = hub["name"]
+    hub["users"]["bob"].ready()  # bob's server must be there to be out of her reach
+    probe = f"""
+import json, os, socket, urllib.request, urllib.error
+def connect(host, port):
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+        return "connected"
+    except OSError as err:
+        return type(err).__name__
+def http(url):
+    req = urllib.request.Request(url, headers={{"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]}})
+    try:
+        return urllib.request.urlopen(req, timeout=10).status
+    except urllib.error.HTTPError as err:
+        return err.code
+    except OSError as err:
+        return type(err).__name__
+print(json.dumps({{"redis": connect("{name}-redis", 6379), "grading": connect("{name}-grading", 22),
+                  "worker": connect("{name}-worker-1", 22),
+                  "bob": http("http://{name}-lab-bob:8888/user/bob/api/contents")}}))
+"""
+    seen = _in_her_server(her_container, probe)
+    assert seen["redis"] == seen["grading"] == seen["worker"] == "gaierror"  # not even a name on her network
+    assert seen["bob"] == 403, seen  # bob's server answers her, and refuses her token
+
+
+def test_a_thousand_submissions_stop_at_the_limit_with_a_message(hub, mallory):
+    codes, last = {}, None
+    for _ in range(1000):
+        last = _submit(mallory, {"junk.txt": b"x"})
+        codes[last.status_code] = codes.get(last.status_code, 0) + 1
+    taken = len(list((hub["classdir"] / "exchange" / "inbound" / "mallory" / ASSIGNMENT).iterdir()))
+    assert taken == 3 and codes.get(201, 0) <= 3 and codes[429] >= 997
+    assert last.json()["error"] == f"you have submitted {ASSIGNMENT} 3 times, the most allowed"
+
+
+def test_a_one_gigabyte_notebook_is_refused_before_it_is_read(hub, mallory):
+    start = time.monotonic()
+    with socket.create_connection(("127.0.0.1", hub["port"]), timeout=30) as sock:
+        request = (f"POST {EXCHANGE}/assignments/{ASSIGNMENT}/submissions HTTP/1.1\r\n"
+                   f"Host: 127.0.0.1\r\nAuthorization: token {mallory.token}\r\nContent-Type: application/json\r\n"
+                   f"Content-Length: {1 << 30}\r\n\r\n")  # fmt: skip
+        sock.sendall(request.encode() + b'{"files": {"big.ipynb": "' + b"A" * (1 << 20))
+        answer = sock.recv(65536).decode(errors="replace")
+    assert time.monotonic() - start < 30
+    assert " 413 " in answer.splitlines()[0], answer[:300]
+    assert "a submission may hold 2 MB; this one is 1024 MB" in answer
+    assert not list((hub["classdir"] / "exchange" / "inbound" / "mallory").rglob("big.ipynb"))
+
+
+def test_a_body_of_no_declared_size_is_cut_off_past_the_limit(hub, mallory):
+    """Sent in chunks, the size is known only as it grows: past the limit it is refused, and the
+    student still gets the exchange's answer, not a reset connection."""
+    with socket.create_connection(("127.0.0.1", hub["port"]), timeout=30) as sock:
+        sock.sendall((f"POST {EXCHANGE}/assignments/{ASSIGNMENT}/submissions HTTP/1.1\r\n"
+                      f"Host: 127.0.0.1\r\nAuthorization: token {mallory.token}\r\n"
+                      f"Transfer-Encoding: chunked\r\n\r\n").encode())  # fmt: skip
+        for _ in range(4):  # 4 MB, twice the limit
+            sock.sendall(b"100000\r\n" + b"A" * (1 << 20) + b"\r\n")
+        answer = sock.recv(65536).decode(errors="replace")
+    assert " 413 " in answer.splitlines()[0], answer[:300]
+    assert "a submission may hold 2 MB; this one is larger" in answer
+
+
+def test_her_junk_is_graded_as_what_it_is(hub, mallory):
+    """What she did submit was recorded, invalid, with the reason: nothing she sent stops the class."""
+    journal = hub["classdir"] / "graded" / "recorded.jsonl"
+    lines = wait_for(lambda: [json.loads(x) for x in journal.read_text().splitlines()
+                              if '"mallory/' in x] if journal.is_file() else [], 300, "mallory's grades")  # fmt: skip
+    assert {line["status"] for line in lines} == {"invalid"}

@@ -1,0 +1,129 @@
+"""A real class on a real hub: students log in over HTTP, their servers spawn, they fetch
+01_collectives through nbgrader's Assignments endpoints, submit, and each fetches their own
+feedback once the grading service has graded it; the instructor's gradebook has both grades."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..helpers.classroom import wait_for
+from ..helpers.course import ASSIGNMENT, solved_notebook, total
+from ..helpers.hub import put_notebook, run_jaxcourse, submitted
+from ..helpers.submissions import wrong_submission
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+WRONG = wrong_submission(ASSIGNMENT, "ring_wrong_direction")
+
+
+def _feedback_page(hub, user):
+    """Fetch Feedback, as the panel does; the page it wrote into the student's own folder."""
+    user.action("fetch_feedback", ASSIGNMENT)
+    latest = submitted(user.assignments(), ASSIGNMENT)[-1]
+    page = hub["classdir"] / "home" / user.name / ASSIGNMENT / "feedback" / latest["timestamp"] / f"{ASSIGNMENT}.html"
+    return page.read_text()
+
+
+def test_a_wrong_password_is_refused(hub):
+    from ..helpers.hub import User
+
+    intruder = User(hub["users"]["alice"].hub, "alice", "guess")
+    assert intruder.login().status_code == 403
+    assert (
+        "jupyterhub-session-id" not in intruder.session.cookies
+        and "jupyterhub-hub-login" not in intruder.session.cookies
+    )
+
+
+def test_a_second_class_of_the_same_name_is_refused(hub, tmp_path):
+    """Another class directory also called "class" would take over this class's containers."""
+    other, roster = tmp_path / "class", tmp_path / "roster.csv"
+    roster.write_text("username,role\nteach,instructor\n")
+    done = run_jaxcourse(hub["course"].root, "hub", "up", "--class", str(other), "--roster", str(roster))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert f"already serves the class in {hub['classdir']}: give this class directory another name" in done.stderr
+    assert f"{hub['name']}-hub: already running" not in done.stdout
+
+
+def test_students_fetch_submit_and_each_sees_only_their_own_feedback(hub, course):
+    alice, bob = hub["users"]["alice"], hub["users"]["bob"]
+    for user in (alice, bob):
+        user.ready()
+        released = [a for a in user.assignments() if a["assignment_id"] == ASSIGNMENT]
+        assert released and released[0]["status"] == "released"
+        user.action("fetch", ASSIGNMENT)
+        assert (hub["classdir"] / "home" / user.name / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+    put_notebook(alice, solved_notebook(course))
+    put_notebook(bob, solved_notebook(course, WRONG.functions))
+    for user in (alice, bob):
+        listing = user.action("submit", ASSIGNMENT)
+        assert [s["student_id"] for s in submitted(listing, ASSIGNMENT)] == [user.name]
+
+    for user in (alice, bob):
+        wait_for(lambda u=user: submitted(u.assignments(), ASSIGNMENT)[-1]["has_exchange_feedback"], 600,
+                 f"{user.name}'s feedback")  # fmt: skip
+    pages = {user.name: _feedback_page(hub, user) for user in (alice, bob)}
+    assert (
+        "feedback for alice" in pages["alice"]
+        and f"Score: {total(ASSIGNMENT):g} / {total(ASSIGNMENT):g}" in pages["alice"]
+    )
+    expected = total(ASSIGNMENT) - sum(full - kept for full, kept in _lost(WRONG))
+    assert "feedback for bob" in pages["bob"] and f"Score: {expected:g} / {total(ASSIGNMENT):g}" in pages["bob"]
+    assert all(reason in pages["bob"] for reason in WRONG.reasons.values())
+    assert "bob" not in pages["alice"] and "alice" not in pages["bob"]
+
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{hub['classdir'] / 'gradebook.db'}") as gb:
+        assert gb.find_submission(ASSIGNMENT, "alice").score == total(ASSIGNMENT)
+        assert gb.find_submission(ASSIGNMENT, "bob").score == expected
+
+
+def _lost(wrong):
+    from ..helpers.course import full_marks
+
+    marks = full_marks(ASSIGNMENT)
+    return [(marks[test], kept) for test, kept in wrong.expected.items()]
+
+
+def test_an_instructor_has_the_class_and_formgrader(hub):
+    teach = hub["users"]["teach"].ready()
+    formgrader = teach.server("GET", "formgrader")
+    assert formgrader.status_code == 200 and "formgrader" in formgrader.text.lower()
+    course = teach.server("GET", "api/contents/course/assignments/source")
+    assert course.status_code == 200, course.text[:2000]
+    assert ASSIGNMENT in {e["name"] for e in course.json()["content"]}
+    listed = teach.server("GET", "formgrader/api/assignments").json()  # from the class's own gradebook
+    assert [(a["name"], a["max_score"]) for a in listed] == [(ASSIGNMENT, total(ASSIGNMENT))]
+    student = hub["users"]["alice"]
+    assert student.server("GET", "formgrader").status_code == 404  # students have no formgrader
+
+
+def test_the_instructor_collects_grades_and_returns_feedback_from_her_lab(hub, client):
+    """`jaxcourse collect`, `grade` and `release-feedback` in the instructor's own server: the
+    sandboxes start on the host's engine, the grades match what the grading service recorded."""
+    hub["users"]["teach"].ready()
+    lab = client.containers.get(f"{hub['name']}-lab-teach")
+    store = hub["classdir"] / "exchange" / "inbound"
+    students = sorted(p.name for p in store.iterdir() if (p / ASSIGNMENT).is_dir())
+    assert students, "no submissions yet: the students' test above submits them"
+
+    def jaxcourse(*args):
+        done = lab.exec_run(["jaxcourse", *args, "--class", "/home/jovyan/work/class"])
+        assert done.exit_code == 0, done.output.decode()[-3000:]
+        return done.output.decode()
+
+    assert f"collected {len(students)} students' {ASSIGNMENT}" in jaxcourse("collect", ASSIGNMENT)
+    summary = jaxcourse("grade", ASSIGNMENT, "--sandbox", "docker", "--quiet", "--force")
+    assert f"{len(students)} submissions in" in summary and "docker sandbox" in summary, summary
+    assert f"released to the class exchange: {len(students)} students" in jaxcourse("release-feedback", ASSIGNMENT)
+    import csv
+
+    from nbgrader.api import Gradebook
+
+    rows = {
+        r["student_id"]: float(r["score"])
+        for r in csv.DictReader((hub["classdir"] / "graded" / ASSIGNMENT / "grades.csv").open())
+    }
+    with Gradebook(f"sqlite:///{hub['classdir'] / 'gradebook.db'}") as gb:
+        assert rows == {s: gb.find_submission(ASSIGNMENT, s).score for s in students}
+    assert all((hub["classdir"] / "feedback" / s / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file() for s in students)
