@@ -30,7 +30,10 @@ def job_seconds(course: Course) -> float:
     longest = 0.0
     for assignment in specs.ASSIGNMENTS.values():
         lim = limits.load(course.root, assignment.name)
-        tests = sum(len(t.cases) for t in assignment.tasks) + 8  # hidden cases, a few per task
+        hidden = 0
+        if course.has_solutions(assignment):
+            hidden = sum(len(course.hidden_cases(assignment, t.name)) for t in assignment.tasks)
+        tests = sum(len(t.cases) for t in assignment.tasks) + hidden
         longest = max(longest, lim.timeout + EVALUATOR_STARTUP + lim.test_timeout * tests)
     return longest
 

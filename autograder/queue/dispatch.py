@@ -3,9 +3,12 @@ what never came back.
 
 A job is sent once per id: a marker in Redis (set only if absent, expiring after ``deadline``)
 says it is in flight, so a recorder that is killed and run again waits for the jobs its
-predecessor sent instead of grading them twice, and picks up results already stored. A job whose
-outcome has not come by the deadline (its host died and the broker lost it) is sent again; the
-first outcome for an id is the one recorded, later ones are ignored.
+predecessor sent instead of grading them twice, and picks up results already stored.
+
+A job is sent again when the worker grading it has stopped beating (``queue/liveness.py``:
+seconds, where Redis's own redelivery waits out the visibility timeout), or when no outcome has
+come by the deadline (the broker lost it). The first outcome for an id is the one recorded;
+a later one, from a job graded twice, is ignored.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .app import QUEUE, TASK
 from .jobs import Job, JobError, Outcome, check_outcome
+from .liveness import lost_worker
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -71,6 +75,9 @@ class Dispatcher:
                     done.append((job, _outcome(result.result)))
                 elif result.state == "FAILURE":
                     done.append((job, Failed(f"the worker failed: {str(result.result)[:300]}")))
+                elif (host := lost_worker(self.app.backend.client, job_id)) is not None:
+                    self.say(f"jaxcourse: worker {host} stopped while grading {job['student']}; sending it again")
+                    self._send(job, force=True)
                 elif time.monotonic() - sent > self.deadline:
                     self.say(
                         f"jaxcourse: no outcome for {job['student']} after {self.deadline:.0f} s; sending it again"

@@ -27,6 +27,7 @@ from ..grading import limits
 from ..grading.classroom import open_sandbox
 from ..grading.grader import Grader, grader_for
 from ..grading.report import Report
+from . import liveness
 from .app import TASK, make_app, shown
 from .identity import differences, grading_of, image_of
 from .jobs import VERSION, Grading, Job, JobError, Outcome, check_job
@@ -132,19 +133,30 @@ def open_worker(course: Course, sandbox: str, image: str, cache: Path | None, sa
 def serve(worker: Worker, broker: str, concurrency: int, job_seconds: float, say: Say = print) -> None:
     """Take jobs from ``broker`` until stopped (Ctrl-C or SIGTERM: the job in hand finishes)."""
     app = make_app(broker, job_seconds)
-    register(app, worker, say)
+    register(app, worker, job_seconds, say)
+    stop = threading.Event()
+    threading.Thread(
+        target=liveness.beat_forever, args=(app.backend.client, worker.hostname, stop), daemon=True
+    ).start()
     say(f"jaxcourse worker {worker.hostname}: {concurrency} at once, {worker.sandbox} sandbox, "
         f"broker {shown(broker)}")  # fmt: skip
     app.Worker(pool="threads", concurrency=concurrency, hostname=f"jaxcourse@{worker.hostname}",
                without_gossip=True, without_mingle=True, loglevel="WARNING").start()  # fmt: skip
 
 
-def register(app: Celery, worker: Worker, say: Say) -> None:
+def register(app: Celery, worker: Worker, job_seconds: float, say: Say) -> None:
     """The grading task, bound to ``worker``."""
     from celery.exceptions import Reject
 
     @app.task(name=TASK, bind=True)  # type: ignore[untyped-decorator]  # celery is untyped
     def grade(task: Any, payload: Any) -> Outcome:
+        # A job sent again because its worker died may also come back from Redis's own
+        # redelivery: once one copy is graded, the other hands back that outcome.
+        earlier = app.AsyncResult(task.request.id)
+        if earlier.state == "SUCCESS":
+            graded: Outcome = earlier.result
+            return graded
+        liveness.taken(app.backend.client, task.request.id, worker.hostname, job_seconds)
         try:
             return worker.grade(payload, task.request.id)
         except Refused as err:

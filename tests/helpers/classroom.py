@@ -1,0 +1,78 @@
+"""What the class tests share: a course copy set up for a class (its lock and tight limits), the
+queue's Redis and workers started with the deployment's own container options."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from autograder.core.course import Course
+from autograder.delivery.classdir import ClassDir
+from autograder.grading.containers import remove
+from autograder.hub import deploy
+
+from .course import REPO
+
+# Tight limits: an endless loop costs seconds, and a job's bound (so Redis's visibility timeout)
+# stays short.
+TEST_LIMITS = "[sandbox]\ntimeout = 60\ntest_timeout = 6\n"
+
+
+def class_course(course: Course, limits: str = TEST_LIMITS) -> Course:
+    """``course`` with the lock its images are built from and a jaxcourse.toml of ``limits``."""
+    (course.root / "requirements").mkdir(exist_ok=True)
+    shutil.copy(REPO / "requirements" / "cpu.lock", course.root / "requirements" / "cpu.lock")
+    (course.root / "jaxcourse.toml").write_text(limits)
+    return course
+
+
+def container_ip(container: Any, network: str) -> str:
+    container.reload()
+    ip: str = container.attrs["NetworkSettings"]["Networks"][network]["IPAddress"]
+    return ip
+
+
+@contextlib.contextmanager
+def queue(client: Any, deployment: deploy.Deployment, image: str, workers: int) -> Iterator[dict[str, Any]]:
+    """Redis and ``workers`` grading workers for ``deployment``, each worker a "host" of its own
+    (its own container, scratch folder, reference cache), on the class's queue network; yields
+    {"redis", "workers", "network", "broker" (reachable from this machine)}. All removed after."""
+    network = f"{deployment.name}-queue"
+    client.networks.create(network, driver="bridge", labels={deploy.LABEL: deployment.name})
+    started: list[Any] = []
+    try:
+        redis = client.containers.run(name=f"{deployment.name}-redis", detach=True,
+                                      **deploy.redis_options(deployment, network))  # fmt: skip
+        started.append(redis)
+        deploy.wait_healthy(redis)
+        for number in range(1, workers + 1):
+            options = deploy.worker_options(deployment, image, network, number)
+            started.append(client.containers.run(name=f"{deployment.name}-worker-{number}", detach=True, **options))
+        host_broker = deployment.broker().replace(f"@{deployment.name}-redis:", f"@{container_ip(redis, network)}:")
+        yield {"redis": redis, "workers": started[1:], "network": network, "broker": host_broker}
+    finally:
+        for container in started:
+            remove(container)
+        for sandbox in client.containers.list(all=True, filters={"label": "jaxcourse.sandbox"}):
+            if any(sandbox.labels["jaxcourse.sandbox"].startswith(w.id[:12]) for w in started):
+                remove(sandbox)
+        for net in client.networks.list(names=[network]):
+            net.remove()
+
+
+def new_class(tmp: Path, checkout: Course) -> deploy.Deployment:
+    return deploy.Deployment(ClassDir(tmp).init(checkout), checkout)
+
+
+def wait_for(predicate: Any, timeout: float, what: str, every: float = 0.5) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
