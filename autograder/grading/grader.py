@@ -204,9 +204,16 @@ class Grader:
             pending = [t for t in pending if t["id"] not in done]
             if pending and outcome.status != "ok":
                 # The first unmeasured test is the one that hung or crashed the worker: blame it.
-                stuck = pending.pop(0)
-                why = "did not finish" if outcome.status == "timeout" else "crashed the grader's worker"
-                done[stuck["id"]] = {"values": {"ok": False, "message": f"the exported program {why}"}}
+                # A hang blames its function's other cases too: an endless loop costs one limit.
+                stuck = pending[0]
+                hung = outcome.status == "timeout"
+                why = "did not finish" if hung else "crashed the grader's worker"
+                blamed = [
+                    t for t in pending if t is stuck or (hung and t["sig"]["function"] == stuck["sig"]["function"])
+                ]
+                for test in blamed:
+                    done[test["id"]] = {"values": {"ok": False, "message": f"the exported program {why}"}}
+                pending = [t for t in pending if t not in blamed]
             elif pending:
                 return "the grader's worker stopped early: " + _last_line(outcome.log_tail)
         return done

@@ -105,6 +105,21 @@ def run_test(test: PlannedCall, namespace: dict[str, Any], artifacts: dict[str, 
     return {"status": "exported", "artifact": name}
 
 
+def run_tests(
+    planned: list[PlannedCall], namespace: dict[str, Any], artifacts: dict[str, bytes]
+) -> dict[str, CallResult]:
+    """Every planned call, in order. A function that ran out of time once is not called again:
+    its remaining cases fail at once with the same reason, so an endless loop costs one limit."""
+    results: dict[str, CallResult] = {}
+    timed_out: dict[str, CallResult] = {}
+    for test in planned:
+        function = test["sig"]["function"]
+        results[test["id"]] = timed_out.get(function) or run_test(test, namespace, artifacts)
+        if results[test["id"]]["status"] == "timeout":
+            timed_out[function] = results[test["id"]]
+    return results
+
+
 def mesh_signatures(sigs: list[Signature]) -> dict[str, Any]:
     """The meshes the exports ran on, for the trusted side's same-mesh check."""
     from ..core.mesh import MeshSpec, mesh_signature
@@ -130,8 +145,7 @@ def main(argv: list[str]) -> int:
     meshes: dict[str, Any] = {}
     artifacts: dict[str, bytes] = {}
     if notebook["status"] == "ok":
-        for test in plan["tests"]:
-            tests[test["id"]] = run_test(test, namespace, artifacts)
+        tests = run_tests(plan["tests"], namespace, artifacts)
         meshes = mesh_signatures([t["sig"] for t in plan["tests"]])
     write_results(out, {"version": VERSION, "notebook": notebook, "meshes": meshes, "tests": tests}, artifacts)
     return 0
