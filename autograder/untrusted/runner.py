@@ -22,14 +22,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import JaxcourseError
 from ..core.files import write_atomic
 from ..core.protocol import ARTIFACTS, RESULTS, VERSION, CallResult, Cell, NotebookRun, PlannedCall, Results
 from ..core.records import Signature
 
 
-class TestTimeout(JaxcourseError):
-    """A single test ran past its time limit."""
+class TestTimeout(BaseException):
+    """A single test ran past its time limit. Not an ``Exception``: a student's ``except
+    Exception`` (or a plain-Python task's "which exception did it raise") must not swallow it."""
 
 
 @contextlib.contextmanager
