@@ -63,3 +63,11 @@ def test_release_replaces_as_a_whole_and_feedback_and_outcomes_are_per_submissio
     assert not store.recorded(first)
     store.record_outcome(first, {"score": 3})
     assert store.recorded(first) and not store.recorded(second)
+
+
+def test_two_submissions_in_one_microsecond_are_both_kept(tmp_path):
+    store = Store(tmp_path)
+    first = store.submit("ada", "01_collectives", {"a.ipynb": b"1"}, NOW)
+    second = store.submit("ada", "01_collectives", {"a.ipynb": b"2"}, NOW)
+    assert (first.stamp, second.stamp) == ("20261123T184001.123456Z", "20261123T184001.123457Z")
+    assert [(s.path / "a.ipynb").read_bytes() for s in store.submissions("ada")] == [b"1", b"2"]

@@ -15,6 +15,7 @@ mid-write leaves nothing half there.
 from __future__ import annotations
 
 import datetime
+import errno
 import json
 import os
 import shutil
@@ -107,19 +108,27 @@ class Store:
         if len(files) > MAX_FILES:
             raise StoreError(f"a submission holds at most {MAX_FILES} files, not {len(files)}")
         names = {safe_name(name): data for name, data in files.items()}
-        stamp = now.astimezone(datetime.UTC).strftime(STAMP)
-        target = self.root / "inbound" / safe_name(student) / safe_name(assignment) / stamp
+        folder = self.root / "inbound" / safe_name(student) / safe_name(assignment)
         staged = Path(tempfile.mkdtemp(prefix=".incoming-", dir=_made(self.root / "inbound")))
         for name, data in names.items():
             (staged / name).parent.mkdir(parents=True, exist_ok=True)
             (staged / name).write_bytes(data)
-        meta = {"student": student, "assignment": assignment, "stamp": stamp,
-                "files": {name: len(data) for name, data in sorted(names.items())}}  # fmt: skip
-        (staged / META).write_text(json.dumps(meta, indent=1))
-        _open_to_all(staged)
-        _made(target.parent)
-        os.replace(staged, target)
-        return Submission(student, assignment, stamp, target)
+        _made(folder)
+        when = now.astimezone(datetime.UTC)
+        while True:  # two submissions in one microsecond: the later one is filed a microsecond on
+            stamp = when.strftime(STAMP)
+            meta = {"student": student, "assignment": assignment, "stamp": stamp,
+                    "files": {name: len(data) for name, data in sorted(names.items())}}  # fmt: skip
+            (staged / META).write_text(json.dumps(meta, indent=1))
+            _open_to_all(staged)
+            try:
+                os.replace(staged, folder / stamp)
+            except OSError as err:
+                if err.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+                when += datetime.timedelta(microseconds=1)
+                continue
+            return Submission(student, assignment, stamp, folder / stamp)
 
     def files(self, submission: Submission) -> list[str]:
         meta = json.loads((submission.path / META).read_text())

@@ -1,0 +1,136 @@
+"""The exchange service's routes and rules, on a real Tornado server: who a request is, and the
+class's limits (count, size, due date) with the message each refusal gives.
+
+The hub's token check is replaced here by a header naming the user, so that these rules can be
+tried without a hub; tests/hub tries them, and the real check, through a real hub and proxy."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import datetime
+import socket
+import threading
+
+import pytest
+import requests
+
+from autograder.delivery.exchange import service
+from autograder.delivery.exchange.store import Store
+
+A = "01_collectives"
+NOW = datetime.datetime(2026, 12, 2, 9, 0, tzinfo=datetime.UTC)
+
+
+@pytest.fixture
+def exchange(tmp_path, monkeypatch):
+    """The service on a free port, over a store with ``A`` released; yields (url, store, config)."""
+    monkeypatch.setattr(service.Handler, "get_current_user", _user_from_header)
+    store, config = Store(tmp_path / "exchange"), tmp_path / "config"
+    release, config_file = tmp_path / "release", config / "jaxcourse.toml"
+    release.mkdir(), config.mkdir()
+    (release / f"{A}.ipynb").write_text("{}")
+    store.release(A, release)
+    config_file.write_text('[class]\nmax_submissions = 2\nmax_submission_size = "1m"\n')
+    port, loop = _free_port(), asyncio.new_event_loop()
+    started = threading.Event()
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        service.make_app(store, config, "/services/exchange/", clock=lambda: NOW).listen(port, "127.0.0.1")
+        loop.call_soon(started.set)
+        loop.run_forever()
+
+    threading.Thread(target=serve, daemon=True).start()
+    started.wait(10)
+    yield f"http://127.0.0.1:{port}/services/exchange/api", store, config_file
+    loop.call_soon_threadsafe(loop.stop)
+
+
+def _user_from_header(handler):
+    name = handler.request.headers.get("X-User")
+    return {"kind": "user", "name": name} if name else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _submit(url, user, files):
+    body = {"files": {n: base64.b64encode(d).decode() for n, d in files.items()}}
+    return requests.post(f"{url}/assignments/{A}/submissions", json=body, headers={"X-User": user}, timeout=30)
+
+
+def test_without_a_user_nothing_is_answered(exchange):
+    url, _, _ = exchange
+    got = requests.get(f"{url}/assignments", timeout=30)
+    assert got.status_code == 403 and got.json()["error"] == "the exchange needs a student's or instructor's hub token"
+
+
+def test_each_student_lists_and_fetches_feedback_of_their_own_only(exchange):
+    url, store, _ = exchange
+    assert _submit(url, "ada", {f"{A}.ipynb": b"{}"}).status_code == 201
+    assert _submit(url, "bob", {f"{A}.ipynb": b"{}"}).status_code == 201
+    (bobs,) = store.submissions("bob")
+    store.write_feedback(bobs, {A: "<p>bob's feedback</p>"})
+    mine = requests.get(f"{url}/assignments?student=bob", headers={"X-User": "ada"}, timeout=30).json()
+    assert mine["student"] == "ada" and [s["assignment"] for s in mine["submissions"]] == [A]
+    assert mine["released"] == [{"assignment": A, "files": [f"{A}.ipynb"]}]
+    got = requests.get(f"{url}/assignments/{A}/feedback?student=bob", headers={"X-User": "ada"}, timeout=30)
+    assert got.json() == {"assignment": A, "submissions": []}
+    theirs = requests.get(f"{url}/assignments/{A}/feedback", headers={"X-User": "bob"}, timeout=30).json()
+    assert [s["feedback"] for s in theirs["submissions"]] == [{A: "<p>bob's feedback</p>"}]
+
+
+def test_the_third_submission_is_refused_with_the_limit(exchange):
+    url, store, _ = exchange
+    codes = [_submit(url, "ada", {f"{A}.ipynb": b"{}"}).status_code for _ in range(2)]
+    third = _submit(url, "ada", {f"{A}.ipynb": b"{}"})
+    assert codes == [201, 201] and third.status_code == 429
+    assert third.json()["error"] == f"you have submitted {A} 2 times, the most allowed"
+    assert len(store.submissions("ada")) == 2
+
+
+def test_after_the_due_date_late_work_is_taken_or_refused_as_the_rules_say(exchange):
+    url, store, config = exchange
+    due = "2026-12-01T23:59:00+00:00"
+    config.write_text(f'[class]\ndue = "{due}"\nlate = "refuse"\n')
+    refused = _submit(url, "ada", {f"{A}.ipynb": b"{}"})
+    assert (
+        refused.status_code == 403 and refused.json()["error"] == f"{A} was due {due}; late submissions are not taken"
+    )
+    config.write_text(f'[class]\ndue = "{due}"\nlate = "accept"\n')
+    assert _submit(url, "ada", {f"{A}.ipynb": b"{}"}).status_code == 201
+    assert [s.timestamp for s in store.submissions("ada")] == ["2026-12-02 09:00:00.000000 UTC"]
+
+
+def test_an_unreleased_assignment_cannot_be_submitted(exchange):
+    url, _, _ = exchange
+    body = {"files": {"x.ipynb": base64.b64encode(b"{}").decode()}}
+    got = requests.post(f"{url}/assignments/02_sharded_matmul/submissions", json=body, headers={"X-User": "ada"},
+                        timeout=30)  # fmt: skip
+    assert got.status_code == 404 and got.json()["error"] == "02_sharded_matmul has not been released"
+
+
+def test_too_large_is_refused_by_its_declared_size_and_as_it_grows(exchange):
+    url, store, _ = exchange
+    declared = _submit(url, "ada", {f"{A}.ipynb": b"x" * (3 << 20)})
+    assert declared.status_code == 413
+    assert declared.json()["error"] == "a submission may hold 1 MB; this one is 4 MB"
+
+    def chunks():
+        yield b'{"files": {"big.ipynb": "'
+        for _ in range(3):
+            yield b"A" * (1 << 20)
+
+    grown = requests.post(f"{url}/assignments/{A}/submissions", data=chunks(), headers={"X-User": "ada"}, timeout=30)
+    assert grown.status_code == 413 and grown.json()["error"] == "a submission may hold 1 MB; this one is larger"
+    assert store.submissions("ada") == []
+
+
+def test_a_body_that_is_not_a_submission_is_refused_with_its_shape(exchange):
+    url, _, _ = exchange
+    got = requests.post(f"{url}/assignments/{A}/submissions", data=b"not json", headers={"X-User": "ada"}, timeout=30)
+    assert got.status_code == 400 and "a submission is JSON {'files': {name: base64}}" in got.json()["error"]

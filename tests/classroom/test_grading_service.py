@@ -1,0 +1,94 @@
+"""The grading service records a graded submission as the class's rules say: the feedback the
+student may fetch (every test, visible tests only, or none until released), the gradebook for the
+latest submission only, and one outcome per submission.
+
+The reports come from the real grader's own zero report (no sandbox runs here); the queue is
+tried for real in tests/hub and tests/queue."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import shutil
+
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder.core.course import Course
+from autograder.delivery.classdir import ClassDir
+from autograder.hub.grading_service import JOURNAL, GradingService
+
+from ..helpers.course import ASSIGNMENT, REPO, total
+
+T0 = datetime.datetime(2026, 11, 30, 12, 0, tzinfo=datetime.UTC)
+
+
+@pytest.fixture(scope="module")
+def classroom(tmp_path_factory):
+    """A checkout of 01 alone and a class with 01 released into it (nbgrader and the exchange)."""
+    base = tmp_path_factory.mktemp("service")
+    checkout = Course(base / "checkout")
+    shutil.copytree(REPO / "solutions", checkout.solutions_dir, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "assignments" / "source" / ASSIGNMENT, checkout.nbgrader_root / "source" / ASSIGNMENT)
+    shutil.copy(REPO / "assignments" / "nbgrader_config.py", checkout.nbgrader_root)
+    classdir = ClassDir(base / "class").init(checkout)
+    classdir.release(checkout, ASSIGNMENT)
+    return checkout, classdir
+
+
+def _service(classroom, rules: str) -> GradingService:
+    checkout, classdir = classroom
+    (checkout.root / "jaxcourse.toml").write_text(rules)
+    return GradingService(classdir.course(checkout), classdir.store, dispatcher=None, say=lambda _: None)
+
+
+def _graded(service, student, when, scored: set[str]):
+    """A submission of ``student`` at ``when`` and its report: full points on the tests whose
+    names start with one of ``scored``, none elsewhere."""
+    submission = service.store.submit(student, ASSIGNMENT, {f"{ASSIGNMENT}.ipynb": b"{}"}, when)
+    report = service.grader(ASSIGNMENT).failed(student, "graded", "")
+    for test in report.tests:
+        if any(test.name.startswith(name) for name in scored):
+            test.score, test.status, test.message = test.max_score, "passed", ""
+        else:
+            test.status, test.message = "failed", f"{test.name} is wrong: look at the ring's direction"
+    return submission, report
+
+
+@pytest.mark.parametrize(
+    "shown, visible, hidden",
+    [("all", True, True), ("visible", True, False), ("none", False, False)],
+)
+def test_the_feedback_shows_what_the_rules_allow(classroom, shown, visible, hidden):
+    service = _service(classroom, f'[class]\nfeedback = "{shown}"\n')
+    submission, report = _graded(service, f"student-{shown}", T0, {"local_shape"})
+    service.record(submission, report)
+    pages = service.store.feedback(submission)
+    assert bool(pages) == visible
+    page = pages.get(ASSIGNMENT, "")
+    assert ("ring_all_gather: values" in page) == visible
+    assert ("ring_all_gather: hidden values" in page) == hidden
+    shown_tests = [t for t in report.tests if hidden or t.visibility == "visible"]
+    score, out_of = sum(t.score for t in shown_tests), sum(t.max_score for t in shown_tests)
+    assert (f"Score: {score:g} / {out_of:g}" in page) == visible  # of the tests shown
+    assert score == (5 if hidden else 3)  # local_shape's points: its hidden values count only where shown
+
+
+def test_only_the_latest_submission_sets_the_grade_and_each_is_recorded_once(classroom):
+    service = _service(classroom, "")
+    _, classdir = classroom
+    early, early_report = _graded(service, "ada", T0, set())
+    late, late_report = _graded(service, "ada", T0 + datetime.timedelta(hours=1), {"local_shape", "ring_all_gather"})
+    service.record(late, late_report)  # the later one is graded first, the earlier one after it
+    service.record(early, early_report)
+    with Gradebook(f"sqlite:///{classdir.root / 'gradebook.db'}") as gb:
+        assert gb.find_submission(ASSIGNMENT, "ada").score == late_report.score > 0
+    results = json.loads((classdir.root / "graded" / ASSIGNMENT / "ada" / "results.json").read_text())
+    assert results["score"] == late_report.score and late_report.score < total(ASSIGNMENT)
+    assert service.store.recorded(early) and service.store.recorded(late)
+    journal = [json.loads(line) for line in (classdir.root / "graded" / JOURNAL).read_text().splitlines()]
+    assert [(j["submission"], j["latest"]) for j in journal if j["submission"].startswith("ada/")] == [
+        (late.key, True),
+        (early.key, False),
+    ]
+    assert service.store.feedback(early) and service.store.feedback(late)  # each gets its own
