@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha256sum requirements/dev.lock requirements/lint.lock pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: venv lint test test-fast lock release lab hub hub-down image lecture-html bench bench-images clean
+.PHONY: venv lint test test-fast lock release lab hub hub-down image lecture-html bench bench-class bench-images clean
 
 venv: $(STAMP)
 
@@ -59,6 +59,12 @@ VARIANT ?= cpu
 image: venv
 	$(BIN)/jaxcourse release
 	$(BIN)/jaxcourse image build --variant $(VARIANT)
+
+# A class on this machine: spawn time, memory per student, Submit-to-feedback latency; and the
+# grading queue against local grading.
+bench-class: venv
+	$(BIN)/python benchmarks/class_hub.py
+	$(BIN)/python benchmarks/grade_queue.py
 
 bench-images: venv
 	$(BIN)/python benchmarks/images.py

@@ -73,6 +73,9 @@ c.DockerSpawner.extra_host_config = {
     "pids_limit": int(env.get("JAXCOURSE_PIDS_LIMIT", "2048")),
     "memswap_limit": MEMORY,
 }
+# The image probes its server every second, for a prompt "healthy" on a laptop; one per student
+# here, every 30 s is plenty (the probe itself is the image's).
+c.DockerSpawner.extra_create_kwargs = {"healthcheck": {"interval": 30 * 10**9}}
 c.DockerSpawner.environment = {
     # The exchange, through the proxy; the server's own hub token identifies the student.
     "JAXCOURSE_EXCHANGE_URL": f"http://{HUB_NAME}:8000/services/exchange/",

@@ -26,6 +26,14 @@ def test_a_hub_restart_leaves_servers_running_and_reachable(hub, client):
     wait_healthy(hub_container)
     server.reload()
     assert server.status == "running" and client.containers.get(f"{hub['name']}-lab-alice").id == server.id
+    # The image's probe finds the server under the hub's prefix, every 30 s rather than every second.
+    assert server.attrs["Config"]["Healthcheck"]["Interval"] == 30 * 10**9
+
+    def health() -> str:
+        server.reload()
+        return server.attrs["State"]["Health"]["Status"]
+
+    wait_for(lambda: health() == "healthy", 90, "alice's server to report healthy")
     status = wait_for(
         lambda: alice.server("GET", "api/status").status_code == 200, 120, "alice's server through the proxy"
     )
@@ -62,3 +70,27 @@ def test_grading_survives_a_dead_service_and_a_redis_restart(hub, client, course
     assert len(bobs()) == len(subs)
     assert all(count == 1 for count in _journal(hub).values()), _journal(hub)  # each submission once
     assert all(s["has_exchange_feedback"] for s in submitted(bob.assignments(), ASSIGNMENT))
+
+
+def test_a_students_work_survives_a_stopped_server_and_hub_down_and_up(hub, client):
+    """Her folder outlives her server: stopped as the idle culler stops it, then the whole class
+    taken down and brought up again."""
+    alice, teach = hub["users"]["alice"].ready(), hub["users"]["teach"].ready()
+    saved = alice.server("PUT", "api/contents/notes.txt", json={"type": "file", "format": "text", "content": "mine"})
+    assert saved.status_code in (200, 201), saved.text
+
+    def notes() -> str:
+        alice.start_server()
+        got = alice.server("GET", "api/contents/notes.txt")
+        assert got.status_code == 200, got.text
+        return got.json()["content"]
+
+    stopped = teach.api("DELETE", "/hub/api/users/alice/server")  # what jupyterhub-idle-culler calls
+    assert stopped.status_code in (202, 204), stopped.text
+    wait_for(lambda: not client.containers.list(filters={"name": f"^{hub['name']}-lab-alice$"}), 60,
+             "alice's server container to go")  # fmt: skip
+    assert notes() == "mine"
+    jaxcourse(hub["course"].root, "hub", "down", "--class", str(hub["classdir"]))
+    assert not client.containers.list(all=True, filters={"name": f"^{hub['name']}-"})
+    jaxcourse(hub["course"].root, "hub", "up", "--class", str(hub["classdir"]), "--port", str(hub["port"]))
+    assert notes() == "mine"  # and her token, kept in the class's hub database, still works

@@ -1,0 +1,118 @@
+"""A class on this machine, measured: how long a student's server takes to spawn, how much memory
+an idle student holds (so: how many students one host serves), and how long from Submit to
+feedback visible in the student's Assignments panel, for one student and for ten at once.
+
+    .venv/bin/python benchmarks/class_hub.py [--students 10]
+
+A real `jaxcourse hub up` on a private copy of the course (the hub, its proxy, DockerSpawner, the
+exchange, Redis, the grading service and one worker), 01_collectives released, students driven
+over HTTP exactly as nbgrader's panel drives their servers. Targets (the class issue): spawn
+under 5 s; median Submit-to-feedback under 20 s for one student.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.helpers.classroom import class_course, wait_for  # noqa: E402
+from tests.helpers.course import ASSIGNMENT, copy_course, solved_notebook  # noqa: E402
+from tests.helpers.hub import User, free_port, jaxcourse, put_notebook, submitted  # noqa: E402
+
+HOST_MEMORY_GIB = 24  # this machine's
+
+
+def submit_to_feedback(user: User) -> float:
+    """Seconds from Submit to the panel listing this submission's feedback as there to fetch."""
+    before = len(submitted(user.assignments(), ASSIGNMENT))
+    start = time.perf_counter()
+    user.action("submit", ASSIGNMENT)
+
+    def shown() -> bool:
+        subs = submitted(user.assignments(), ASSIGNMENT)
+        return len(subs) > before and subs[-1]["has_exchange_feedback"]
+
+    wait_for(shown, 600, f"{user.name}'s feedback", every=0.2)
+    return time.perf_counter() - start
+
+
+def idle_memory_mib(names: list[str]) -> list[float]:
+    """Each container's memory in use, as `docker stats` reports it (MiB)."""
+    out = subprocess.run(["docker", "stats", "--no-stream", "--format", "{{.Name}} {{.MemUsage}}", *names],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    used = []
+    for line in out.splitlines():
+        value = line.split()[1]
+        number, unit = float(value[:-3]), value[-3:]
+        used.append(number * {"KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0}[unit])
+    return used
+
+
+def at_once(users: list[User]) -> list[float]:
+    results: dict[str, float] = {}
+
+    def one(user: User) -> None:
+        results[user.name] = submit_to_feedback(user)
+
+    threads = [threading.Thread(target=one, args=(u,)) for u in users]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return list(results.values())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=10)
+    args = parser.parse_args()
+    names = [f"s{i:02d}" for i in range(args.students)]
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        course = class_course(copy_course(tmp / "course"), "")
+        roster, classdir, port = tmp / "roster.csv", tmp / "bench", free_port()
+        roster.write_text(
+            "username,role,password\nteach,instructor,teach-pw-1\n" + "".join(f"{n},student,{n}-pw-1\n" for n in names)
+        )
+        jaxcourse(course.root, "hub", "up", "--class", str(classdir), "--roster", str(roster), "--port", str(port))
+        try:
+            jaxcourse(course.root, "release", ASSIGNMENT, "--class", str(classdir))
+            users = [User(f"http://127.0.0.1:{port}", n, f"{n}-pw-1") for n in names]
+            spawn = []
+            for user in users:
+                assert user.login().status_code == 302
+                user.make_token()
+                spawn.append(user.start_server())
+                user.action("fetch", ASSIGNMENT)
+                put_notebook(user, solved_notebook(course))
+            time.sleep(20)  # idle: kernels none, servers settled
+            memory = idle_memory_mib([f"jaxcourse-{classdir.name}-lab-{n}" for n in names])
+            alone = [submit_to_feedback(users[i]) for i in range(3)]
+            together = at_once(users)
+        finally:
+            jaxcourse(course.root, "hub", "down", "--class", str(classdir))
+    per_student = statistics.median(memory)
+    print(f"students: {args.students}   cores: 2   one grading worker (2 slots), docker sandbox")
+    print(
+        f"spawn a student's server: median {statistics.median(spawn):.1f} s, worst {max(spawn):.1f} s (target: under 5 s)"
+    )
+    print(f"memory per idle student: median {per_student:.0f} MiB, worst {max(memory):.0f} MiB: "
+          f"a {HOST_MEMORY_GIB} GiB host holds about {int(HOST_MEMORY_GIB * 1024 * 0.9 // per_student)} idle students "
+          f"(90% of its memory; each may use up to its limit while it works)")  # fmt: skip
+    print(f"Submit to feedback, one student at a time (3): median {statistics.median(alone):.1f} s, worst "
+          f"{max(alone):.1f} s (target: median under 20 s)")  # fmt: skip
+    print(f"Submit to feedback, {len(users)} students at once: median {statistics.median(together):.1f} s, "
+          f"worst {max(together):.1f} s")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
