@@ -44,7 +44,7 @@ lint: venv
 # reason.
 test: lint
 	if [ "$${CI:-}" = true ]; then docker/ci-setup.sh; fi
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=30
 
 # Everything but the slow end-to-end runs, for a quick loop while editing.
 test-fast: lint

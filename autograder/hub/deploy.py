@@ -5,7 +5,7 @@ Two networks and four kinds of container, all named after the class (``jaxcourse
     <name>-hub       JupyterHub and its proxy; the proxy's port is the only one published, on
                      127.0.0.1 unless told otherwise; on the class network, with the students'
     <name>-lab-<u>   each student's server (spawned by the hub), on the class network
-    <name>-redis     the grading queue, on the queue network only (never published)
+    <name>-redis     the grading queue, on the queue network only (internal: no way out, never published)
     <name>-grading   the grading service (the one recorder), on the queue network only
     <name>-worker-N  grading workers, on the queue network only, each with the Docker engine
 
@@ -98,7 +98,7 @@ def up(deployment: Deployment, roster_file: Path | None, say: Say = print) -> No
     build_redis(client, repo, say)
     build_hub(client, repo, say)
     hub_net = _network(client, f"{deployment.name}-hub", deployment.name, internal=False)
-    queue_net = _network(client, f"{deployment.name}-queue", deployment.name, internal=False)
+    queue_net = _network(client, f"{deployment.name}-queue", deployment.name, internal=True)
     settings = deployment.settings
     _start(client, say, f"{deployment.name}-redis", wait_healthy, **redis_options(deployment, queue_net))
     _start(client, say, f"{deployment.name}-grading", None, **grading_options(deployment, grading_image, queue_net))

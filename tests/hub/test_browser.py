@@ -104,8 +104,8 @@ def test_a_student_submits_from_the_browser_and_reads_her_feedback(hub, page):
     for _ in range(100):  # the grading service grades it; the panel then says feedback is there
         if submitted.get_by_text("feedback available to fetch").count():
             break
-        page.wait_for_timeout(3000)
         _assignment_list(page).locator("#refresh_assignments_list").click()  # the panel's own refresh button
+        page.wait_for_timeout(2000)  # looked at right after the click, the list is still reloading
     steps.shot("feedback-available")
     submitted = _assignment_list(page).locator("#submitted_assignments_list")
     submitted.get_by_role("button", name="Fetch Feedback").first.click()
