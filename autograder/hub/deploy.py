@@ -212,6 +212,16 @@ def worker_options(deployment: Deployment, image: str, network: str, number: int
     return options
 
 
+def _sandboxes_of(client: DockerClient, owners: list[Container]) -> list[Container]:
+    """The sandboxes these containers started: each is labelled with its grader's host name, a
+    container's short id (``grading/docker_sandbox.py``), and would outlive a grader removed mid-job."""
+    from ..grading.docker_sandbox import LABEL as SANDBOX
+
+    hosts = {c.id[:12] for c in owners}
+    found: list[Container] = client.containers.list(all=True, filters={"label": SANDBOX})
+    return [box for box in found if box.labels[SANDBOX].rpartition(":")[0] in hosts]
+
+
 def hub_options(deployment: Deployment, student_image: str, network: str) -> dict[str, Any]:
     root, settings = str(deployment.classdir.root), deployment.settings
     volumes = {SOCKET: {"bind": SOCKET, "mode": "rw"}, root: {"bind": root, "mode": "rw"}}
@@ -244,6 +254,8 @@ def down(deployment: Deployment, say: Say = print) -> int:
     mine += client.containers.list(all=True, filters={"name": f"^{deployment.name}-lab-"})
     for container in {c.id: c for c in mine}.values():
         remove(container)
+    for sandbox in _sandboxes_of(client, mine):  # what a worker or an instructor was grading
+        remove(sandbox)
     for network in client.networks.list(filters={"label": f"{LABEL}={deployment.name}"}):
         network.remove()
     say(

@@ -74,7 +74,7 @@ def test_grading_survives_a_dead_service_and_a_redis_restart(hub, client, course
 
 def test_a_students_work_survives_a_stopped_server_and_hub_down_and_up(hub, client):
     """Her folder outlives her server: stopped as the idle culler stops it, then the whole class
-    taken down and brought up again."""
+    taken down (in the middle of grading her submission) and brought up again."""
     alice, teach = hub["users"]["alice"].ready(), hub["users"]["teach"].ready()
     saved = alice.server("PUT", "api/contents/notes.txt", json={"type": "file", "format": "text", "content": "mine"})
     assert saved.status_code in (200, 201), saved.text
@@ -90,7 +90,12 @@ def test_a_students_work_survives_a_stopped_server_and_hub_down_and_up(hub, clie
     wait_for(lambda: not client.containers.list(filters={"name": f"^{hub['name']}-lab-alice$"}), 60,
              "alice's server container to go")  # fmt: skip
     assert notes() == "mine"
+    if not (hub["classdir"] / "home" / "alice" / ASSIGNMENT).is_dir():
+        alice.action("fetch", ASSIGNMENT)
+    alice.action("submit", ASSIGNMENT)  # the class goes down in the middle of grading it
+    wait_for(lambda: client.containers.list(filters={"label": "jaxcourse.sandbox"}), 120, "a sandbox grading alice")
     jaxcourse(hub["course"].root, "hub", "down", "--class", str(hub["classdir"]))
     assert not client.containers.list(all=True, filters={"name": f"^{hub['name']}-"})
+    assert not client.containers.list(all=True, filters={"label": "jaxcourse.sandbox"})  # nor what they started
     jaxcourse(hub["course"].root, "hub", "up", "--class", str(hub["classdir"]), "--port", str(hub["port"]))
     assert notes() == "mine"  # and her token, kept in the class's hub database, still works
