@@ -204,7 +204,10 @@ def given_for(sig: LayoutSig | StepSig) -> Training:
 
 
 class LayoutRuns:
-    """Runs each layout once: ``make_global_batch`` and ``train`` are judged on the same run."""
+    """Runs each layout once: ``make_global_batch`` and ``train`` are judged on the same run.
+
+    Once ``train`` has hung in one layout, the later layouts build their batches only (seconds)
+    and report the same hang: a group that never ends costs one time limit, not one per layout."""
 
     def __init__(self, lookup: Lookup) -> None:
         self.lookup = lookup
@@ -215,7 +218,13 @@ class LayoutRuns:
         if key not in self.done:
             given = given_for(sig)
             functions = {name: self.lookup(name) for name in given.layout_functions}
-            self.done[key] = run_layout(given, functions, sig)
+            hung = next((r for r in self.done.values() if r["status"] == "hang"), None)
+            if hung is None or functions.get(given.train_function) is None:
+                self.done[key] = run_layout(given, functions, sig)
+            else:
+                batches_only = run_layout(given, {**functions, given.train_function: None}, sig)
+                message = f"not trained in this layout, as {given.train_function} hung in another: {hung['message']}"
+                self.done[key] = {**batches_only, "status": "hang", "message": message}
         return self.done[key]
 
 

@@ -12,6 +12,10 @@ or ``"adversarial/<case>"``, and two lists beside them:
                 grader's own training loop waits in, ``(training.py:139 in <listcomp>)``, and that
                 loop moved to ``harness/layouts.py``. The file and line are where the grader's
                 code sits, not what the student's code did, so both are read as ``(<frame> in ``.
+
+One record changed on purpose since: ``one_step_fewer``'s "train: 4 processes x 2 devices" now
+says it was not trained there because train hung in another layout, with that hang's report (a
+group that never ends costs one time limit, not one per layout; issue 13).
 ``_unstable``   [key, why] pairs whose status depends on which limit stops them first: only the
                 status is compared, and only with the statuses the caller allows.
 """
