@@ -9,7 +9,7 @@ from autograder.grading import images
 from autograder.mesh import use_cpu_devices
 
 from .helpers.course import REPO, copy_course
-from .helpers.engine import unavailable
+from .helpers.engine import clear_dead_classes, engine_lock, unavailable
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -27,11 +27,18 @@ def course(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="session")
-def client():
+def client(tmp_path_factory: pytest.TempPathFactory):
+    """The Docker engine, this session's alone (``engine_lock``), cleared of what killed sessions left."""
     try:
-        return images.connect()
+        engine = images.connect()
     except images.EngineUnavailable as err:
         unavailable("a Docker engine", str(err))
+    with engine_lock():
+        mine = tmp_path_factory.getbasetemp()
+        cleared = clear_dead_classes(engine, mine.parent, mine)
+        if cleared:
+            print(f"\nstopped classes a killed test session left running: {', '.join(cleared)}")
+        yield engine
 
 
 @pytest.fixture(scope="session")
