@@ -6,7 +6,7 @@ from __future__ import annotations
 import jax
 import pytest
 
-from autograder.core.hlo import custom_call_targets, hlo_census, stablehlo_collectives
+from autograder.core.hlo import custom_call_targets, hlo_census, stablehlo_collectives, torus_hops
 from autograder.harness.shard_map import build
 
 LOOP_HLO = """HloModule m, num_partitions=8
@@ -45,9 +45,10 @@ def test_census_flags_loops_of_unknown_length():
     assert census.values_per_device is None and census.bytes_per_device is None
 
 
-def _compiled(fn, shape=(16, 3), mesh="8:i"):
-    sig = {"mesh": mesh, "axis": "i", "kwargs": {}, "out_spec": None,
-           "inputs": [{"shape": list(shape), "dtype": "float32", "spec": [["i"]]}]}  # fmt: skip
+def _compiled(fn, shape=(16, 3), mesh="8:i", axis="i"):
+    names = mesh.partition(":")[2].split(",")
+    sig = {"mesh": mesh, "axis": axis, "kwargs": {}, "out_spec": None,
+           "inputs": [{"shape": list(shape), "dtype": "float32", "spec": [names]}]}  # fmt: skip
     wrapped, structs, _ = build(fn, sig)
     lowered = wrapped.lower(*structs)
     return lowered.as_text(), lowered.compile().as_text()
@@ -112,3 +113,39 @@ def test_group_sizes_in_every_spelling_xla_uses():
         census = hlo_census(hlo)
         assert census.counts["all-reduce"] == 1
         assert census.values_per_device - (7 * 8 + 12) == pytest.approx(2 * (n - 1) / n * 12), groups
+
+
+def test_hops_are_counted_the_shorter_way_round_each_axis_ring():
+    assert [torus_hops(0, t, (8,)) for t in range(8)] == [0, 1, 2, 3, 4, 3, 2, 1]
+    # 2x4 mesh, row-major: device 1 is (0, 1), device 7 is (1, 3): one hop on x, two on y's ring
+    assert torus_hops(1, 7, (2, 4)) == 1 + 2
+    assert torus_hops(0, 3, (2, 4)) == 1  # across the wrap of y's ring
+
+
+def _shifts(*shifts):
+    """One send per shift, each of the block in hand ``shift`` places on along the axis."""
+
+    def sends(x, a):
+        n = jax.lax.axis_size(a)
+        for k in shifts:
+            x = jax.lax.ppermute(x, a, [(i, (i + k) % n) for i in range(n)])
+        return x
+
+    return sends
+
+
+@pytest.mark.parametrize(
+    "mesh, axis, shifts, farthest, value_hops",
+    [
+        ("8:i", "i", (1,) * 7, 1, 7 * 6),  # a ring: 7 sends of 6 values to a neighbour
+        ("8:i", "i", range(1, 8), 4, (1 + 2 + 3 + 4 + 3 + 2 + 1) * 6),  # direct sends: step k crosses k links
+        ("2x4:x,y", "y", (3,), 1, 6),  # 3 places on a ring of 4 is one step the other way
+        ("2x4:x,y", "y", (1, 2, 3), 2, (1 + 2 + 1) * 6),
+        ("2x4:x,y", "x", (1,), 1, 6),  # a neighbour on x is 4 apart in device numbers
+    ],
+)
+def test_value_hops_of_real_permutes(mesh, axis, shifts, farthest, value_hops):
+    shape = tuple(int(s) for s in mesh.partition(":")[0].split("x"))
+    census = hlo_census(_compiled(_shifts(*shifts), mesh=mesh, axis=axis)[1], mesh_shape=shape)
+    assert census.values_per_device == len(shifts) * 6
+    assert (census.farthest_hops, census.link_values_per_device) == (farthest, value_hops)

@@ -2,6 +2,10 @@
 
 The compiled HLO is what runs, so bytes moved are read from it; collectives inside while loops are
 multiplied by the trip count XLA recorded, and flagged when it could not record one.
+
+Traffic is measured twice: values sent, and values times the links each send crosses on a network
+shaped like the mesh (a ring per axis, a torus for several). A ring's sends go to neighbours, one
+link each; N - 1 direct sends move the same values over up to N/2 links each.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ _MLIR_ITEMSIZE = {"i1": 1, "i8": 1, "ui8": 1, "i16": 2, "ui16": 2, "f16": 2, "bf
 _CUSTOM_CALL_RE = re.compile(r"custom_call\s*@([\w.$-]+)|call_target_name\s*=\s*\"([^\"]+)\"")
 _HEADER_RE = re.compile(r"^(ENTRY\s+)?%?([\w.\-]+)\s+\(.*\{\s*$")
 _INSTR_RE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
+_PAIRS_RE = re.compile(r"source_target_pairs=\{((?:\{\d+,\d+\},?)*)\}")
 
 
 def stablehlo_collectives(module_text: str) -> Counter[str]:
@@ -72,6 +77,11 @@ class Census:
     bytes_per_device: float | None = 0
     unbounded: list[str] = field(default_factory=list)  # collectives in loops of unknown length
     values_by_op: Counter[str] = field(default_factory=Counter)  # values sent, per collective kind
+    # Values times links crossed, each collective-permute at its farthest pair (exact when every
+    # device sends as far, as rings and shifts do); other collectives count one link per value
+    # (their ring algorithms send to neighbours).
+    link_values_per_device: float | None = 0
+    farthest_hops: int = 0  # the most links one collective-permute pair crosses
 
     def to_json(self) -> records.Census:
         return {
@@ -79,6 +89,8 @@ class Census:
             "values_per_device": self.values_per_device,
             "bytes_per_device": self.bytes_per_device,
             "unbounded": self.unbounded,
+            "link_values_per_device": self.link_values_per_device,
+            "farthest_hops": self.farthest_hops,
         }
 
 
@@ -90,13 +102,16 @@ class _Instr:
     attrs: str
 
 
-def hlo_census(hlo_text: str) -> Census:
-    """Count collectives and bytes sent per device, following while loops by their trip counts."""
+def hlo_census(hlo_text: str, mesh_shape: tuple[int, ...] | None = None) -> Census:
+    """Count collectives and bytes sent per device, following while loops by their trip counts.
+    ``mesh_shape`` lays the partitions out (row-major, as a mesh numbers them) on the network
+    whose links are counted; without it they form one ring."""
     comps, entry, partitions = _parse_module(hlo_text)
     census = Census()
     if entry is None:
         return census
-    values = nbytes = 0.0
+    shape = mesh_shape or (partitions,)
+    values = nbytes = links = 0.0
     for comp, times in _multiplicities(comps, entry).items():
         for ins in comps[comp]:
             op = ins.op.removesuffix("-start")
@@ -108,15 +123,40 @@ def hlo_census(hlo_text: str) -> Census:
                 continue
             census.counts[op] += times
             fraction = times * _fraction_sent(op, ins.attrs, partitions)
+            hops = 1
+            if op == "collective-permute":
+                hops = _farthest_hops(ins.attrs, shape)
+                census.farthest_hops = max(census.farthest_hops, hops)
             for elements, itemsize in _result_arrays(ins.result_type, ins.op.endswith("-start")):
                 values += fraction * elements
                 nbytes += fraction * elements * itemsize
+                links += fraction * elements * hops
                 census.values_by_op[op] += fraction * elements  # type: ignore[assignment]  # typeshed fixes a Counter's values to int; these are fractions
     if census.unbounded:
-        census.values_per_device = census.bytes_per_device = None
+        census.values_per_device = census.bytes_per_device = census.link_values_per_device = None
     else:
-        census.values_per_device, census.bytes_per_device = values, nbytes
+        census.values_per_device, census.bytes_per_device, census.link_values_per_device = values, nbytes, links
     return census
+
+
+def _farthest_hops(attrs: str, mesh_shape: tuple[int, ...]) -> int:
+    """The most links any source-target pair of a collective-permute crosses on a torus shaped
+    like the mesh: per axis, the shorter way round its ring."""
+    match = _PAIRS_RE.search(attrs)
+    if not match:
+        return 1
+    pairs = [tuple(map(int, p)) for p in re.findall(r"\{(\d+),(\d+)\}", match.group(1))]
+    return max((torus_hops(s, t, mesh_shape) for s, t in pairs), default=0)
+
+
+def torus_hops(source: int, target: int, mesh_shape: tuple[int, ...]) -> int:
+    """Links between two devices, numbered row-major over ``mesh_shape``, when each mesh axis is
+    a ring: a neighbour is 1, the device opposite on a ring of 8 is 4."""
+    hops = 0
+    for size in reversed(mesh_shape):
+        (source, a), (target, b) = divmod(source, size), divmod(target, size)
+        hops += min((a - b) % size, (b - a) % size)
+    return hops
 
 
 def _parse_module(text: str) -> tuple[dict[str, list[_Instr]], str | None, int]:

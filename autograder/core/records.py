@@ -83,6 +83,8 @@ class Census(TypedDict, total=False):
     bytes_per_device: float | None
     unbounded: list[str]
     program_bytes: float | None  # at the program's own dtypes
+    link_values_per_device: float | None  # values x links crossed on a ring per mesh axis
+    farthest_hops: int  # the most links one collective-permute pair crosses
     asked: dict[str, int]  # train_step: collectives the lowered program asks for (HLO spelling)
 
 

@@ -180,6 +180,8 @@ class Task:
     comm_bytes: Callable[[Case], float] | None = None
     # Exact number of times each jax collective must run, e.g. N - 1 ppermutes for a ring.
     collective_counts: Callable[[Case], dict[str, int]] | None = None
+    # A ring: every ppermute pair must be neighbours on the case axis's ring (one link apart).
+    neighbours_only: bool = False
     oracle: Callable[..., Any] | None = None  # a public stand-in for the reference
     training: Training | None = None  # training kinds: what the students are given
 

@@ -84,7 +84,7 @@ def _matmul_task(
     name: str, a: Layout, b: Layout, c: Layout, collective: str, oracle: Callable[..., Any], ring: bool = False
 ) -> Task:
     """A graded matmul: its layouts, the one collective it must use, its closed-form traffic; a
-    ``ring`` must also run that collective exactly N - 1 times."""
+    ``ring`` must also run that collective exactly N - 1 times, each step to a neighbour."""
     return Task(
         name=name,
         grade_id=f"test_{name}",
@@ -98,6 +98,7 @@ def _matmul_task(
         required=frozenset({collective}),
         comm_bytes=_closed_form(name, a, b),
         collective_counts=_ring_steps if ring else None,
+        neighbours_only=ring,
         oracle=oracle,
     )
 

@@ -59,6 +59,11 @@ def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict
     if case is None or m is None or m["census"]["values_per_device"] is None:
         return None
     reference = m.get("reference_census") or {}
+    census = m["census"]
+    if task.neighbours_only and census.get("farthest_hops", 1) > 1:  # the ring's own values, one hop each
+        return {"kind": "traffic", "unit": "value-hops", "sent": census["link_values_per_device"],
+                "minimum": census["values_per_device"], "reference": reference.get("link_values_per_device"),
+                "case": case.label()}  # fmt: skip
     minimum: float | None
     if task.comm_bytes is not None:
         sent, minimum, ref, unit = (
@@ -135,6 +140,8 @@ def _communication_problem(task: Task, case: Case, m: Measurement) -> str:
             f"{loops} runs inside a loop whose trip count XLA cannot determine, so what it "
             "sends cannot be bounded; use a Python loop or fori_loop with static bounds"
         )
+    if task.neighbours_only and census.get("farthest_hops", 1) > 1:
+        return _hops_problem(case, census)
     if task.comm_bytes is not None:
         return _bytes_problem(task, case, m)
     reference = m.get("reference_census")
@@ -146,6 +153,16 @@ def _communication_problem(task: Task, case: Case, m: Measurement) -> str:
     if reference and task.comm_bound:
         problem += f", and the reference sends {reference['values_per_device']:g}"
     return problem
+
+
+def _hops_problem(case: Case, census: Census) -> str:
+    """A ring that sends past its neighbours: the same values cross more links of the network."""
+    sent, links = census["values_per_device"], census["link_values_per_device"]
+    return (
+        f"sends to devices that are not its neighbours: a ppermute pair is {census['farthest_hops']} hops apart "
+        f"on the ring of {case.axis!r}, so the {sent:g} values it sends per device travel {links:g} value-hops "
+        f"(values x hops); a ring sends each value one hop, to a neighbour ({sent:g} value-hops)"
+    )
 
 
 def _bytes_problem(task: Task, case: Case, m: Measurement) -> str:
