@@ -22,7 +22,7 @@ def train_step(state, batch, key):
         key = jax.random.fold_in(key, jax.lax.axis_index("data"))  # this device's dropout key
         params = jax.lax.pcast(state["params"], "data", to="varying")  # grad gives this device's own
         loss, grads = jax.value_and_grad(loss_fn)(params, batch, key)
-        grads, loss = jax.lax.pmean((grads, loss), "data")  # one all-reduce: the same everywhere
+        grads, loss = jax.lax.pmean((grads, loss), "data")  # the same everywhere; XLA merges the all-reduces
         updates, opt_state = optimizer.update(grads, state["opt_state"], state["params"])
         return {"params": optax.apply_updates(state["params"], updates), "opt_state": opt_state}, loss
 

@@ -240,7 +240,8 @@ def _collectives_problem(m: Measurement) -> str:
                 "all-reduce (psum or pmean over 'data'), and no gathered parameters")  # fmt: skip
     reduces = census["counts"].get("all-reduce", 0)
     if reduces > 1:
-        return f"the compiled step runs {reduces} all-reduces; the gradients and the loss fit in one (pmean a tuple)"
+        return (f"the compiled step runs {reduces} all-reduces where one would do: average the gradients and the "
+                "loss in one place (pmean of the tuple (grads, loss)), so that XLA's all-reduce combiner can merge them")  # fmt: skip
     per_value = 2 * (devices - 1) / devices  # what an all-reduce sends per device, per value
     sent = census["values_per_device"] or 0.0
     if sent < per_value * n - 1e-6:
