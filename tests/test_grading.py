@@ -116,12 +116,15 @@ def test_wrong_submission_loses_exactly_its_points(
 
 
 def _pictures_explain_the_failures(report) -> None:
-    """Traffic over the minimum comes with its bar chart; a wrong output sharding with both layouts."""
+    """Traffic over the minimum comes with its bar chart; a wrong output sharding with both layouts;
+    matmuls that wait for every transfer with the steps they could have started in."""
     for test in report.tests:
         if test.status != "failed" or test.visibility == "hidden":
             continue
         if test.name.endswith(": communication") and test.message.startswith("mesh"):
             assert test.figure and test.figure["kind"] == "traffic", test
             assert test.figure["sent"] > test.figure["minimum"] or test.figure["sent"] != test.figure["reference"]
+        if "computes nothing while the blocks travel" in test.message:
+            assert test.figure and test.figure["kind"] == "overlap" and not test.figure["ok"], test
         if test.name.endswith(": values") and "output sharding" in test.message:
             assert test.figure and test.figure["kind"] == "sharding", test

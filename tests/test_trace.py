@@ -4,8 +4,10 @@ real compilations."""
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import pytest
 
+from autograder.core.dataflow import matmul_waits, overlap_problem
 from autograder.core.hlo import custom_call_targets, hlo_census, stablehlo_collectives, torus_hops
 from autograder.harness.shard_map import build
 
@@ -149,3 +151,36 @@ def test_value_hops_of_real_permutes(mesh, axis, shifts, farthest, value_hops):
     census = hlo_census(_compiled(_shifts(*shifts), mesh=mesh, axis=axis)[1], mesh_shape=shape)
     assert census.values_per_device == len(shifts) * 6
     assert (census.farthest_hops, census.link_values_per_device) == (farthest, value_hops)
+
+
+def _ring_matmul(gather_first: bool = False, helper: bool = False):
+    """A collective matmul over 'i' (blocks of A travel right): a matmul per block, each needing
+    only its own block (the order the program lists them in does not matter), or one matmul of
+    all the blocks gathered; ``helper`` hides the matmul in a jitted function."""
+    matmul = jax.jit(lambda x, y: x @ y) if helper else (lambda x, y: x @ y)
+
+    def per_device(a, b):
+        n, me = jax.lax.axis_size("i"), jax.lax.axis_index("i")
+        blocks, block = [a], a
+        for _ in range(1, n):
+            block = jax.lax.ppermute(block, "i", [(j, (j + 1) % n) for j in range(n)])
+            blocks.append(block)
+        products = [matmul(jnp.concatenate(blocks), b)] if gather_first else [matmul(x, b) for x in blocks]
+        return jnp.roll(jnp.concatenate(products), me * a.shape[0], axis=0)
+
+    return per_device
+
+
+@pytest.mark.parametrize(
+    "gather_first, helper, waits",
+    [(False, False, [0, 1, 2, 3]), (True, False, [3]), (True, True, [3]), (False, True, [0, 1, 2, 3])],
+)
+def test_matmul_waits_follow_the_blocks_through_calls(gather_first, helper, waits):
+    mesh = jax.make_mesh((4,), ("i",), devices=jax.devices()[:4])
+    a = jax.ShapeDtypeStruct((16, 8), jnp.float32, sharding=jax.NamedSharding(mesh, jax.P("i")))
+    b = jax.ShapeDtypeStruct((8, 12), jnp.float32, sharding=jax.NamedSharding(mesh, jax.P(None, "i")))
+    program = jax.shard_map(_ring_matmul(gather_first, helper), mesh=mesh, in_specs=(jax.P("i"), jax.P(None, "i")),
+                            out_specs=jax.P(None, "i"))  # fmt: skip
+    got = matmul_waits(jax.jit(program).lower(a, b).as_text())
+    assert got == waits
+    assert bool(overlap_problem(got, 4)) == gather_first

@@ -96,6 +96,7 @@ class Measurement(TypedDict, total=False):
     asked: dict[str, int]  # collectives the lowered program asks for (HLO spelling)
     census: Census
     out_spec: SpecJSON | None
+    matmul_waits: list[int]  # per matmul of the lowered program, the collective-permutes it waits for
     reference_census: Census
     figure: dict[str, Any]
     # train_step

@@ -182,6 +182,9 @@ class Task:
     collective_counts: Callable[[Case], dict[str, int]] | None = None
     # A ring: every ppermute pair must be neighbours on the case axis's ring (one link apart).
     neighbours_only: bool = False
+    # A collective matmul: one partial matmul per ring step, the one of step s waiting only for
+    # the s blocks that have arrived (core/dataflow.py), so compute hides the transfers.
+    overlapped: bool = False
     oracle: Callable[..., Any] | None = None  # a public stand-in for the reference
     training: Training | None = None  # training kinds: what the students are given
 

@@ -1,8 +1,10 @@
 """Small SVG pictures for feedback: where each block of an output lives (asked for versus
-returned), and how many bytes a function moved against the minimum.
+returned), how many bytes a function moved against the minimum, and when a collective matmul's
+matmuls can start.
 
-A figure is plain data on a test result (``{"kind": "traffic", ...}`` or ``{"kind": "sharding",
-...}``), made on the trusted side; this module only draws it, with every label escaped.
+A figure is plain data on a test result (``{"kind": "traffic", ...}``, ``{"kind": "sharding",
+...}`` or ``{"kind": "overlap", ...}``), made on the trusted side; this module only draws it, with
+every label escaped.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ CELL = 34
 
 def svg(figure: dict[str, Any]) -> str:
     """The figure as inline SVG, or "" for a kind this module does not draw."""
-    draw = {"traffic": _traffic, "sharding": _sharding}.get(figure.get("kind", ""))
+    draw = {"traffic": _traffic, "sharding": _sharding, "overlap": _overlap}.get(figure.get("kind", ""))
     return draw(figure) if draw else ""
 
 
@@ -51,6 +53,33 @@ def _traffic(figure: dict[str, Any]) -> str:
             f'role="img" aria-label="{title}"><title>{title}</title>'
             f'<g transform="translate(0,18)">{"".join(rows)}</g>'
             f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text></svg>')  # fmt: skip
+
+
+# ---------------------------------------------------------------- overlap
+
+
+def _overlap(figure: dict[str, Any]) -> str:
+    """Columns are ring steps (how many transfers have arrived); a ring's row has one matmul in
+    each, the program's row has its matmuls where their last transfer lets them start."""
+    steps, waits = int(figure["steps"]), [int(w) for w in figure["waits"]]
+    rows = [("a ring", [1] * steps), ("yours", [waits.count(c) for c in range(max(steps, max(waits, default=0) + 1))])]
+    width = 90 + CELL * len(rows[1][1])
+    cells = []
+    for r, (label, counts) in enumerate(rows):
+        y = 40 + 30 * r
+        cells.append(f'<text x="0" y="{y + 18}" font-size="12">{label}</text>')
+        for c, count in enumerate(counts):
+            if count:
+                colour = "#57606a" if label == "a ring" else "#1a7f37" if figure.get("ok") else "#cf222e"
+                cells.append(f'<rect x="{90 + CELL * c}" y="{y}" width="{CELL - 4}" height="24" fill="{colour}"/>'
+                             f'<text x="{90 + CELL * c + 15}" y="{y + 17}" font-size="12" fill="#ffffff" '
+                             f'text-anchor="middle">{count}</text>')  # fmt: skip
+    ticks = "".join(f'<text x="{90 + CELL * c + 15}" y="34" font-size="11" text-anchor="middle">{c}</text>'
+                    for c in range(len(rows[1][1])))  # fmt: skip
+    title = escape(f"matmuls by the number of transfers they wait for, on {figure.get('case', 'this case')}")
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width, 480)}" height="110" role="img" '
+            f'aria-label="{title}"><title>{title}</title>'
+            f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text>{ticks}{"".join(cells)}</svg>')  # fmt: skip
 
 
 # ---------------------------------------------------------------- where blocks live

@@ -84,7 +84,8 @@ def _matmul_task(
     name: str, a: Layout, b: Layout, c: Layout, collective: str, oracle: Callable[..., Any], ring: bool = False
 ) -> Task:
     """A graded matmul: its layouts, the one collective it must use, its closed-form traffic; a
-    ``ring`` must also run that collective exactly N - 1 times, each step to a neighbour."""
+    ``ring`` must also run that collective exactly N - 1 times, each step to a neighbour, with a
+    partial matmul per step that waits only for the blocks that have arrived."""
     return Task(
         name=name,
         grade_id=f"test_{name}",
@@ -99,6 +100,7 @@ def _matmul_task(
         comm_bytes=_closed_form(name, a, b),
         collective_counts=_ring_steps if ring else None,
         neighbours_only=ring,
+        overlapped=ring,
         oracle=oracle,
     )
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..core import pspec
+from ..core.dataflow import matmul_waits
 from ..core.hlo import hlo_census, program_bytes, stablehlo_collectives, stablehlo_itemsizes
 from ..core.records import Measurement, Verdict, fail, ok
 
@@ -33,6 +34,7 @@ def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, 
         "asked": dict(stablehlo_collectives(asked)),
         "census": {**census.to_json(), "program_bytes": program_bytes(census, stablehlo_itemsizes(asked))},
         "out_spec": pspec.of_array(out),
+        "matmul_waits": matmul_waits(asked),
     }
     return out, structure
 

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
+from ..core.dataflow import overlap_problem
 from ..core.records import Census, Measurement, TestResult
 from ..core.tasks import COLLECTIVES, HLO_TO_JAX, Case, Task
 from .jobs import Measured
@@ -53,6 +54,8 @@ def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict
     what the first right visible case sent against the minimum. Hidden cases get none."""
     if part == "values":
         return next((m["figure"] for _, m in visible if not m["values"]["ok"] and "figure" in m), None)
+    if part == "collectives" and task.overlapped:
+        return _overlap_figure(correct)
     if part != "communication":
         return None
     case, m = next(((c, m) for c, m in correct if not c.hidden), (None, None))
@@ -78,6 +81,16 @@ def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict
     if minimum is None:
         return None
     return {"kind": "traffic", "unit": unit, "sent": sent, "minimum": minimum, "reference": ref, "case": case.label()}
+
+
+def _overlap_figure(correct: Measured) -> dict[str, Any] | None:
+    """When the matmuls of the first right visible case could start, against a ring's."""
+    case, m = next(((c, m) for c, m in correct if not c.hidden), (None, None))
+    if case is None or m is None:
+        return None
+    steps, waits = case.mesh_spec.axis_sizes[cast(str, case.axis)], m.get("matmul_waits", [])
+    return {"kind": "overlap", "steps": steps, "waits": waits, "ok": not overlap_problem(waits, steps),
+            "case": case.label()}  # fmt: skip
 
 
 def _values(cases: Measured) -> str:
@@ -116,7 +129,10 @@ def _collective_problem(task: Task, case: Case, m: Measurement) -> str:
     missing = {COLLECTIVES[name] for name in task.required} - ran
     if missing:
         return f"the compiled HLO has no {_names(missing)}; {task.name} must use it"
-    return _count_problem(task, case, m["census"]["counts"])
+    problem = _count_problem(task, case, m["census"]["counts"])
+    if problem or not task.overlapped:
+        return problem
+    return overlap_problem(m.get("matmul_waits", []), case.mesh_spec.axis_sizes[cast(str, case.axis)])
 
 
 def _count_problem(task: Task, case: Case, counts: dict[str, int]) -> str:
