@@ -16,6 +16,7 @@ def comm_bytes(strategy, m, k, n, num_devices, itemsize):
     values = {
         "matmul_allgather": share * m * k,  # all-gather A
         "matmul_allreduce": 2 * share * m * n,  # all-reduce C: a reduce-scatter, then an all-gather
+        "matmul_gather_both": share * (m * k + k * n),  # all-gather A and B
         "matmul_reduce_scatter": share * m * n,
         "matmul_reshard": share * k * n,  # all-gather B
         "collective_matmul_allgather": share * m * k,  # N - 1 row blocks of A, m / N x k each
@@ -24,13 +25,23 @@ def comm_bytes(strategy, m, k, n, num_devices, itemsize):
     return values[strategy] * itemsize
 
 
-def matmul_allgather(a, b, axis_name):
+def matmul_case2(a, b, axis_name):
+    columns, (k, n) = a.shape[1], b.shape
+    if 2 * n < k:  # all-reducing C, 2 (N-1)/N mn, beats gathering A, (N-1)/N mk
+        me = jax.lax.axis_index(axis_name)
+        my_rows = jax.lax.dynamic_slice_in_dim(b, me * columns, columns, axis=0)  # the rows my columns meet
+        return jax.lax.psum(a @ my_rows, axis_name)
+    return jax.lax.all_gather(a, axis_name, axis=1, tiled=True, to="invarying") @ b
+
+
+def matmul_case3(a, b, axis_name):
+    n_devices = jax.lax.axis_size(axis_name)
+    (m, columns), n = a.shape, b.shape[1]
+    k = columns * n_devices
+    if 2 * m * n <= m * k + k * n:  # all-reduce the partial sums, or gather both operands
+        return jax.lax.psum(a @ b, axis_name)
     whole_a = jax.lax.all_gather(a, axis_name, axis=1, tiled=True, to="invarying")
-    return whole_a @ b
-
-
-def matmul_allreduce(a, b, axis_name):
-    return jax.lax.psum(a @ b, axis_name)
+    return whole_a @ jax.lax.all_gather(b, axis_name, axis=0, tiled=True, to="invarying")
 
 
 def matmul_reduce_scatter(a, b, axis_name):
@@ -103,6 +114,7 @@ HIDDEN_CASES = {
         for args in (
             ("matmul_allgather", 12, 9, 6, 3, 2),  # thirds: no power of two divides evenly
             ("matmul_allreduce", 6, 6, 9, 3, 4),
+            ("matmul_gather_both", 6, 9, 3, 3, 4),
             ("matmul_reshard", 8, 16, 4, 2, 2),
             ("collective_matmul_reduce_scatter", 64, 32, 16, 16, 2),
         )

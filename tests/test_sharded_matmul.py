@@ -24,9 +24,9 @@ CASE_8, CASE_24, CASE_2 = RING.cases
 def test_cases_are_the_global_sizes_split_by_each_layout():
     # 8:i: A 32 x 16 with rows split, B 16 x 8 with columns split.
     assert CASE_8.shapes == ((4, 16), (16, 1))
-    assert SPEC.task("matmul_allgather").cases[0].shapes == ((32, 2), (16, 8))
+    assert SPEC.task("matmul_case2").cases[0].shapes == ((32, 2), (16, 8))
     # 2x4:x,y over y (4 devices): A 16 x 8, B 8 x 12.
-    assert SPEC.task("matmul_allreduce").cases[1].shapes == ((16, 2), (2, 12))
+    assert SPEC.task("matmul_case3").cases[1].shapes == ((16, 2), (2, 12))
 
 
 def test_closed_forms_per_strategy():
@@ -35,6 +35,7 @@ def test_closed_forms_per_strategy():
     assert got == {
         "matmul_allgather": 7 / 8 * 512 * 4,
         "matmul_allreduce": 2 * 7 / 8 * 256 * 4,
+        "matmul_gather_both": 7 / 8 * (512 + 128) * 4,
         "matmul_reduce_scatter": 7 / 8 * 256 * 4,
         "matmul_reshard": 7 / 8 * 128 * 4,
         "collective_matmul_allgather": 7 / 8 * 512 * 4,
@@ -109,15 +110,15 @@ def test_bytes_follow_the_dtype_the_program_asks_for_not_the_wire(upcast):
 
 
 def test_a_varying_result_where_the_task_asks_for_a_replicated_one_is_named():
-    task = SPEC.task("matmul_allgather")
+    task = SPEC.task("matmul_case2")
     sig = harness.signature(task, task.cases[1])
 
-    def matmul_allgather(a, b, axis_name):
+    def matmul_case2(a, b, axis_name):
         return jax.lax.all_gather(a, axis_name, axis=1, tiled=True) @ b
 
     with pytest.raises(harness.OutputShardingError) as err:
-        harness.export(matmul_allgather, sig)
+        harness.export(matmul_case2, sig)
     assert str(err.value).startswith(
-        "the task's output sharding is P(), so matmul_allgather's result must be the same on every device "
+        "the task's output sharding is P(), so matmul_case2's result must be the same on every device "
         "along 'y'; the value returned varies along 'y' (its type is float32[16,12]{V:y})"
     )

@@ -178,6 +178,8 @@ class Task:
     # A closed form the traffic must equal, in bytes per device at the program's own dtypes; the
     # reference's traffic on the same mesh is an upper bound too. Takes over from comm_bound.
     comm_bytes: Callable[[Case], float] | None = None
+    # A part that lets the student choose: bytes per device of each plan (comm_bytes is the least).
+    plan_bytes: Callable[[Case], dict[str, float]] | None = None
     # Exact number of times each jax collective must run, e.g. N - 1 ppermutes for a ring.
     collective_counts: Callable[[Case], dict[str, int]] | None = None
     # A ring: every ppermute pair must be neighbours on the case axis's ring (one link apart).

@@ -1,6 +1,9 @@
 """Assignment 02_sharded_matmul: multiplying sharded matrices, choosing the collective, and
 overlapping communication with compute in a ring.
 
+Two parts give only the layouts (``CHOICES``): the student picks the plan, and the grader holds
+the traffic to the cheapest plan's for each case's sizes, so the right choice changes with them.
+
 Every graded function multiplies A (m x k) by B (k x n) on one mesh axis of N devices, each with
 its own layout of A, B and C. The closed forms of what each plan sends are written once, here:
 the grader bounds each function's traffic by them, and ``comm_bytes``'s oracle returns them.
@@ -21,6 +24,7 @@ ROWS = Layout(("AXIS", None))  # P(X, None): rows split over the case's axis
 CLOSED_FORMS: dict[str, Callable[[int, int, int, int], float]] = {
     "matmul_allgather": lambda m, k, n, N: (N - 1) / N * m * k,  # gather A
     "matmul_allreduce": lambda m, k, n, N: 2 * (N - 1) / N * m * n,  # all-reduce C
+    "matmul_gather_both": lambda m, k, n, N: (N - 1) / N * (m * k + k * n),  # gather A and B
     "matmul_reduce_scatter": lambda m, k, n, N: (N - 1) / N * m * n,  # reduce-scatter C
     "matmul_reshard": lambda m, k, n, N: (N - 1) / N * k * n,  # gather B
     "collective_matmul_allgather": lambda m, k, n, N: (N - 1) / N * m * k,  # N - 1 blocks of A
@@ -41,12 +45,26 @@ def _closed_form(strategy: str, a: Layout, b: Layout) -> Callable[[Case], float]
     """The case's bound: global m, k, n from its per-device shapes and the task's layouts."""
 
     def bound(case: Case) -> float:
-        mesh = case.mesh_spec
-        m, k = a.global_shape(case.shapes[0], mesh, case.axis)
-        _, n = b.global_shape(case.shapes[1], mesh, case.axis)
+        m, k, n = _global_mkn(case, a, b)
         return comm_bytes(strategy, m, k, n, _axis_size(case), DTYPE_BYTES[case.dtype])
 
     return bound
+
+
+def _global_mkn(case: Case, a: Layout, b: Layout) -> tuple[int, int, int]:
+    m, k = a.global_shape(case.shapes[0], case.mesh_spec, case.axis)
+    _, n = b.global_shape(case.shapes[1], case.mesh_spec, case.axis)
+    return m, k, n
+
+
+def _plans(plans: tuple[str, ...], a: Layout, b: Layout) -> Callable[[Case], dict[str, float]]:
+    """Bytes per device of each plan a student may choose for the case's sizes."""
+
+    def each(case: Case) -> dict[str, float]:
+        m, k, n = _global_mkn(case, a, b)
+        return {plan: comm_bytes(plan, m, k, n, _axis_size(case), DTYPE_BYTES[case.dtype]) for plan in plans}
+
+    return each
 
 
 def _ring_steps(case: Case) -> dict[str, int]:
@@ -78,6 +96,12 @@ BFLOAT16 = (2e-2, 1e-1)  # 8 significant bits: a ring rounds its partial sums on
 TOLERANCE = {"float32": FLOAT32, "bfloat16": BFLOAT16}
 PLAIN_POINTS = {"values": 2.0, "hidden values": 1.0, "collectives": 2.0, "communication": 1.0}
 RING_POINTS = {"values": 4.0, "hidden values": 2.0, "collectives": 2.0, "communication": 2.0}
+CHOICE_POINTS = {
+    "values": 2.0,
+    "hidden values": 1.0,
+    "collectives": 1.0,
+    "communication": 2.0,
+}  # the choice is the point
 
 
 def _matmul_task(
@@ -101,6 +125,34 @@ def _matmul_task(
         collective_counts=_ring_steps if ring else None,
         neighbours_only=ring,
         overlapped=ring,
+        oracle=oracle,
+    )
+
+
+# The plans a student chooses between where a part gives only the layouts (lecture 5's cases 2
+# and 3 with C on every device): bytes per device of each, from the closed forms above.
+CHOICES = {
+    "matmul_case2": ("matmul_allgather", "matmul_allreduce"),  # gather A, or all-reduce partial sums
+    "matmul_case3": ("matmul_allreduce", "matmul_gather_both"),  # all-reduce partial sums, or gather A and B
+}
+
+
+def _choice_task(name: str, a: Layout, b: Layout, oracle: Callable[..., Any]) -> Task:
+    """A part that names only the layouts: any of its plans' collectives may be used, and the
+    traffic must be the cheapest plan's for the case's sizes."""
+    plans = _plans(CHOICES[name], a, b)
+    return Task(
+        name=name,
+        grade_id=f"test_{name}",
+        kind="shard_map",
+        points=CHOICE_POINTS,
+        cases=matmul_cases(a, b, VISIBLE),
+        inputs=(Input(a), Input(b)),
+        out_layout=REPLICATED,
+        tolerance=TOLERANCE,
+        allowed=frozenset({"all_gather", "psum"}),
+        comm_bytes=lambda case: min(plans(case).values()),
+        plan_bytes=plans,
         oracle=oracle,
     )
 
@@ -152,8 +204,8 @@ ASSIGNMENT = Assignment(
             cases=COMM_BYTES_CASES,
             oracle=comm_bytes,
         ),
-        _matmul_task("matmul_allgather", COLS, REPLICATED, REPLICATED, "all_gather", _allgather_oracle),
-        _matmul_task("matmul_allreduce", COLS, ROWS, REPLICATED, "psum", _allreduce_oracle),
+        _choice_task("matmul_case2", COLS, REPLICATED, _allgather_oracle),
+        _choice_task("matmul_case3", COLS, ROWS, _allreduce_oracle),
         _matmul_task("matmul_reduce_scatter", COLS, ROWS, ROWS, "psum_scatter", _reduce_scatter_oracle),
         _matmul_task("matmul_reshard", ROWS, COLS, ROWS, "all_gather", _reshard_oracle),
         _matmul_task("collective_matmul_allgather", ROWS, COLS, COLS, "ppermute", _gather_rows_oracle, True),

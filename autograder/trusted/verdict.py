@@ -51,14 +51,18 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
 
 def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict[str, Any] | None:
     """The picture that explains a part: where the first wrong visible case's output lives, or
-    what the first right visible case sent against the minimum. Hidden cases get none."""
+    what a right visible case sent against the minimum (the first that sent too much, else the
+    first). Hidden cases get none."""
     if part == "values":
         return next((m["figure"] for _, m in visible if not m["values"]["ok"] and "figure" in m), None)
     if part == "collectives" and task.overlapped:
         return _overlap_figure(correct)
     if part != "communication":
         return None
-    case, m = next(((c, m) for c, m in correct if not c.hidden), (None, None))
+    shown = [(c, m) for c, m in correct if not c.hidden]  # the case the message is about, if one fails
+    case, m = next(
+        ((c, m) for c, m in shown if _communication_problem(task, c, m)), shown[0] if shown else (None, None)
+    )
     if case is None or m is None or m["census"]["values_per_device"] is None:
         return None
     reference = m.get("reference_census") or {}
@@ -193,6 +197,12 @@ def _bytes_problem(task: Task, case: Case, m: Measurement) -> str:
     if not over_reference and math.isclose(sent, closed, rel_tol=1e-9, abs_tol=1e-9):
         return ""
     problem = f"sends {_bytes(m['census'])} per device; the closed form for {task.name} is {closed:g} bytes"
+    if task.plan_bytes is not None:
+        plans = task.plan_bytes(case)
+        cheapest = min(plans, key=plans.__getitem__)
+        each = ", ".join(f"{plan} {sent:g}" for plan, sent in plans.items())
+        problem = (f"sends {_bytes(m['census'])} per device; for these sizes the cheapest plan is {cheapest}, "
+                   f"{closed:g} bytes (bytes per plan: {each})")  # fmt: skip
     if reference is not None:
         problem += f", and the reference sends {reference:g} bytes on the same mesh"
     return problem

@@ -15,7 +15,10 @@ or ``"adversarial/<case>"``, and two lists beside them:
 
 One record changed on purpose since: ``one_step_fewer``'s "train: 4 processes x 2 devices" now
 says it was not trained there because train hung in another layout, with that hang's report (a
-group that never ends costs one time limit, not one per layout; issue 13).
+group that never ends costs one time limit, not one per layout; issue 13). And every record of
+02_sharded_matmul changed with issue 14: parts 2 and 3 became ``matmul_case2`` and
+``matmul_case3``, whose students choose the cheaper plan (their points moved from collectives to
+communication), and ``comm_bytes`` gained the plan ``matmul_gather_both``, one more case.
 ``_unstable``   [key, why] pairs whose status depends on which limit stops them first: only the
                 status is compared, and only with the statuses the caller allows.
 """

@@ -15,6 +15,7 @@ def comm_bytes(strategy, m, k, n, num_devices, itemsize):
     values = {
         "matmul_allgather": share * m * k,
         "matmul_allreduce": 2 * share * m * n,
+        "matmul_gather_both": share * (m * k + k * n),
         "matmul_reduce_scatter": share * m * n,
         "matmul_reshard": share * k * n,
         "collective_matmul_allgather": share * m * k,
