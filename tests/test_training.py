@@ -13,8 +13,10 @@ import time
 
 import jax
 import nbformat
+import numpy as np
 import optax
 import pytest
+from jax.experimental import multihost_utils
 
 from autograder.core.course import Course
 from autograder.harness import layouts as training
@@ -32,8 +34,9 @@ SPEC = given.ASSIGNMENT
 
 def namespace_of(replace: dict[str, str]) -> dict:
     """The graded functions as a notebook would define them, for the in-process tests."""
-    namespace = {"jax": jax, "optax": optax, "loss_fn": given.loss_fn, "optimizer": given.optimizer,
-                 "data_mesh": given.data_mesh, "init_state": given.init_state, "local_batch": given.local_batch}  # fmt: skip
+    namespace = {"jax": jax, "np": np, "optax": optax, "multihost_utils": multihost_utils, "loss_fn": given.loss_fn,
+                 "optimizer": given.optimizer, "data_mesh": given.data_mesh, "init_state": given.init_state,
+                 "local_batch": given.local_batch, "local_batch_count": given.local_batch_count}  # fmt: skip
     for source in {**reference_sources(ASSIGNMENT), **replace}.values():
         exec(source, namespace)
     return namespace

@@ -152,7 +152,7 @@ def run_layout(given: Training, functions: dict[str, Callable[..., Any] | None],
                 status, message = "failed", f"no function named {given.train_function} was defined"
         except LaunchError as err:
             results, status = [None] * n, "hang" if "hung" in str(err) else "failed"
-            message = f"{err}{_steps_begun(Path(tmp), n, steps)}{_last_error(output.getvalue())}"
+            message = f"{err}{_steps_begun(Path(tmp), n, steps, status == 'hang')}{_last_error(output.getvalue())}"
         processes = [_process_record(Path(tmp), rank, result) for rank, result in enumerate(results)]
     return {"status": status, "message": message, "processes": processes}
 
@@ -186,14 +186,23 @@ def _last_error(output: str) -> str:
     return f"; the error: {errors[-1][:400]}" if errors else ""
 
 
-def _steps_begun(tmp: Path, n: int, steps: int) -> str:
-    """Which step each process had reached, as the number of batches it asked for."""
-    begun = []
+def _steps_begun(tmp: Path, n: int, steps: int, hung: bool) -> str:
+    """Which step each process had reached, as the number of batches it asked for; where a group
+    hung with the processes at different steps, the hazard that makes it hang so."""
+    begun, reached = [], set()
     for rank in range(n):
         path = tmp / STEP_FILE.format(rank=rank)
-        reached = f"step {int(path.read_text()) + 1} of {steps}" if path.is_file() else "no step"
-        begun.append(f"process {rank} began {reached}")
-    return "; " + ", ".join(begun)
+        step = int(path.read_text()) + 1 if path.is_file() else 0
+        reached.add(step)
+        begun.append(f"process {rank} began " + (f"step {step} of {steps}" if step else "no step"))
+    hazard = LAST_BATCH if hung and len(reached) > 1 else ""
+    return "; " + ", ".join(begun) + hazard
+
+
+LAST_BATCH = (
+    ": the processes ran different numbers of steps, and the first step one of them never began waits for it "
+    "for ever (the last-batch hazard: agree on the number of steps before the loop)"
+)
 
 
 def given_for(sig: LayoutSig | StepSig) -> Training:

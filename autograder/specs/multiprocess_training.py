@@ -17,10 +17,12 @@ from .given.multiprocess_training import (  # noqa: F401  (the notebook imports 
     GLOBAL_BATCH,
     HIDDEN,
     NUM_DEVICES,
+    batches_held,
     data_mesh,
     global_batch,
     init_state,
     local_batch,
+    local_batch_count,
     loss_fn,
     model_and_optimizer,
     random_batch,
@@ -64,9 +66,12 @@ def _train_step_oracle(state: dict[str, Any], batch: dict[str, Any], key: Any) -
 
 
 def _train_oracle(num_steps: int, seed: int) -> tuple[Any, list[Any]]:
-    """Every process computes the whole run on whole batches, on its own first device."""
+    """Every process computes the whole run on whole batches, on its own first device, for as
+    many steps as every process's data allows."""
     import jax
 
+    processes = jax.process_count()
+    num_steps = min(num_steps, *(batches_held(rank, processes) for rank in range(processes)))
     step = jax.jit(_train_step_oracle)
     mesh = jax.make_mesh((1,), ("data",), axis_types=(jax.sharding.AxisType.Explicit,), devices=jax.local_devices()[:1])
     losses = []

@@ -18,7 +18,12 @@ says it was not trained there because train hung in another layout, with that ha
 group that never ends costs one time limit, not one per layout; issue 13). And every record of
 02_sharded_matmul changed with issue 14: parts 2 and 3 became ``matmul_case2`` and
 ``matmul_case3``, whose students choose the cheaper plan (their points moved from collectives to
-communication), and ``comm_bytes`` gained the plan ``matmul_gather_both``, one more case.
+communication), and ``comm_bytes`` gained the plan ``matmul_gather_both``, one more case. In
+03_multiprocess_training the processes' data now differ in length (the odd-numbered hold two
+batches fewer), so ``train`` must agree on the number of steps: ``one_step_fewer`` became the
+train that loops over its own data and hangs, its report naming the last-batch hazard, and the
+runs of ``no_gradient_averaging`` and ``same_dropout_key`` are a step shorter with 2 and 4
+processes, which moves the figures in their messages.
 ``_unstable``   [key, why] pairs whose status depends on which limit stops them first: only the
                 status is compared, and only with the statuses the caller allows.
 """

@@ -81,13 +81,32 @@ def global_batch(step: int, seed: int) -> dict[str, np.ndarray]:
     return {"x": x, "y": np.argmax(x @ teacher, axis=1).astype(np.int32)}
 
 
-def local_batch(step: int, seed: int) -> dict[str, np.ndarray]:
-    """This process's share of the batch of ``step``: the rows of the devices it owns, as NumPy.
-    In a real job each process would read only these rows from its own files."""
+def batches_held(rank: int, processes: int) -> int:
+    """How many batches the data of process ``rank`` (of ``processes``) holds: the odd-numbered
+    processes hold two fewer, as when files of different sizes are split over hosts."""
+    return 7 - 2 * (rank % 2) if processes > 1 else 7
+
+
+def local_batch_count(seed: int) -> int:
+    """How many batches this process's own data holds (another process may hold fewer)."""
     import jax
 
+    return batches_held(jax.process_index(), jax.process_count())
+
+
+def local_batch(step: int, seed: int) -> dict[str, np.ndarray]:
+    """This process's share of the batch of ``step``: the rows of the devices it owns, as NumPy.
+    In a real job each process would read only these rows from its own files, and they run out."""
+    import jax
+
+    rank, held = jax.process_index(), local_batch_count(seed)
+    if step >= held:
+        raise IndexError(
+            f"process {rank}'s data holds {held} batches, and step {step} asks for batch {step + 1}: every "
+            "process must run the same number of steps, so agree on it before the loop (the last-batch hazard)"
+        )
     rows = GLOBAL_BATCH // jax.process_count()
-    start = jax.process_index() * rows
+    start = rank * rows
     return {name: value[start : start + rows] for name, value in global_batch(step, seed).items()}
 
 

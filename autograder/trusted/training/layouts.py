@@ -1,8 +1,9 @@
 """The training kind, trusted half: ``make_global_batch`` and ``train`` judged per layout
 (processes x devices each, always the same global mesh) against the reference run in the same
 layout: the global batch's shape, sharding and the rows on each device; the run finishing (a hang
-or a crash is reported by process and step); every process holding the same parameters; the
-parameters and the loss history within ``TOLERANCE`` of the reference's."""
+or a crash is reported by process and step); every process holding the same parameters and loss
+history, as many steps long as the reference's (the processes' data differ in length, so they
+must agree on it); the parameters and the loss history within ``TOLERANCE`` of the reference's."""
 
 from __future__ import annotations
 
@@ -101,8 +102,11 @@ def _run_problem(record: dict[str, Any], reference: dict[str, Any], num_steps: i
             worst = max(float(np.abs(proc["params"][p] - procs[0]["params"][p]).max()) for p in ref["params"])
             return (f"process {rank}'s parameters differ from process 0's by up to {worst:.3g}: the copies "
                     "drifted apart (are the gradients averaged over 'data' before the update?)")  # fmt: skip
-        if proc["losses"].shape != (num_steps,):
-            return f"process {rank} returned {proc['losses'].size} losses for {num_steps} steps"
+        if proc["losses"].shape != ref["losses"].shape:
+            return (f"process {rank} returned {proc['losses'].size} losses; the reference ran {ref['losses'].size} "
+                    f"steps, the most every process's data allows (up to num_steps={num_steps})")  # fmt: skip
+        if rank and not np.array_equal(proc["losses"], procs[0]["losses"]):
+            return f"process {rank}'s loss history differs from process 0's: every process must compute the same steps"
     for name, got, want in [("loss history", procs[0]["losses"], ref["losses"])] + [
         (f"parameter {p}", procs[0]["params"][p], ref["params"][p]) for p in sorted(ref["params"])
     ]:

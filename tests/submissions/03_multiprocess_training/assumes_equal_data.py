@@ -1,0 +1,25 @@
+"""train runs num_steps steps in every process, as if every process's data held that many
+batches: in one process it does (7), but with 2 or 4 processes the odd-numbered ones hold 5, so
+process 1 asks for a sixth batch its data does not hold and fails; the message names the hazard."""
+
+EXPECTED = {
+    "train: 2 processes x 4 devices": 0,
+    "train: 4 processes x 2 devices": 0,
+}
+REASONS = {
+    "train: 2 processes x 4 devices": "IndexError: process 1's data holds 5 batches, and step 5 asks for batch 6: every process must run the same number of steps, so agree on it before the loop (the last-batch hazard)",
+    "train: 4 processes x 2 devices": "the last-batch hazard",
+}
+
+
+def train(num_steps, seed):
+    mesh = data_mesh()
+    step = jax.jit(train_step)
+    losses = []
+    with jax.set_mesh(mesh):
+        state = jax.device_put(init_state(seed), jax.NamedSharding(mesh, jax.P()))
+        for i in range(num_steps):
+            batch = make_global_batch(local_batch(i, seed), mesh)
+            state, loss = step(state, batch, jax.random.fold_in(jax.random.key(seed), i))
+            losses.append(loss)
+    return state["params"], losses
