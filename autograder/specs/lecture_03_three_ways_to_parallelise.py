@@ -1,30 +1,31 @@
 """Lecture 03 (three ways to parallelise): self-check exercises, judged against public oracles.
 
 Both exercises are per-device functions for ``jax.shard_map``. The oracles reach the same values by
-another route (an all-reduce then a slice, an all-gather then a mean), so they are stand-ins, not
-copies of the answers.
+another route (an all-gather of every class then an argmax, an all-gather then a mean), so they are
+stand-ins, not copies of the answers.
 """
 
 from __future__ import annotations
 
 from typing import Any, cast
 
-from ..core.tasks import Assignment, Case, Input, Layout, Task
+from ..core.tasks import REPLICATED, Assignment, Case, Input, Layout, Task
 
 COLUMNS = Layout((None, "AXIS"))  # (rows, columns): the columns split over the case's axis
 ROWS = Layout(("AXIS", None))  # (rows, columns): the rows split over the case's axis
 FLOAT = {"float32": (1e-5, 1e-5)}
+EXACT = {"float32": (0.0, 0.0)}
 
 
 def _axis_size(case: Case) -> int:
     return case.mesh_spec.axis_sizes[cast(str, case.axis)]  # these cases all name an axis
 
 
-def _scattered_rows_values(case: Case) -> float:
-    # A reduce-scatter of the (batch, outputs) product: each device sends (N - 1)/N of it.
+def _argmax_values(case: Case) -> float:
+    # Two all-reduces of one number per row (the largest logit, then its index): 2 (N - 1)/N each.
     n = _axis_size(case)
-    batch, outputs = case.shapes[0][0], case.shapes[1][1]
-    return (n - 1) / n * batch * outputs
+    batch = case.shapes[0][0]
+    return 2 * 2 * (n - 1) / n * batch
 
 
 def _global_mean_values(case: Case) -> float:
@@ -33,12 +34,12 @@ def _global_mean_values(case: Case) -> float:
     return 2 * (n - 1) / n
 
 
-def _scattered_rows_oracle(x: Any, w: Any, axis_name: str) -> Any:
+def _argmax_oracle(logits: Any, axis_name: str) -> Any:
     import jax
+    import jax.numpy as jnp
 
-    full = jax.lax.psum(x @ w, axis_name)
-    rows = full.shape[0] // jax.lax.axis_size(axis_name)
-    return jax.lax.dynamic_slice_in_dim(full, jax.lax.axis_index(axis_name) * rows, rows, axis=0)
+    every_class = jax.lax.all_gather(logits, axis_name, axis=1, tiled=True, to="invarying")
+    return jnp.argmax(every_class, axis=1).astype(jnp.int32)
 
 
 def _global_mean_oracle(x: Any, axis_name: str) -> Any:
@@ -53,21 +54,22 @@ EXERCISES = Assignment(
     solutions="",
     tasks=(
         Task(
-            name="matmul_scattered_rows",
-            grade_id="matmul_scattered_rows",
+            name="argmax_split_classes",
+            grade_id="argmax_split_classes",
             kind="shard_map",
             points={"values": 1.0, "collectives": 1.0, "communication": 1.0},
             cases=(
-                Case("8:i", "i", ((8, 2), (2, 3)), "float32"),
-                Case("2x4:x,y", "y", ((4, 3), (3, 5)), "float32"),
+                Case("8:i", "i", ((4, 3),), "float32"),
+                Case("2x4:x,y", "y", ((5, 2),), "float32"),
             ),
-            inputs=(Input(COLUMNS), Input(ROWS)),
-            out_layout=ROWS,
-            tolerance=FLOAT,
-            allowed=frozenset({"psum_scatter"}),
-            required=frozenset({"psum_scatter"}),
-            comm_bound=_scattered_rows_values,
-            oracle=_scattered_rows_oracle,
+            # Small integers as logits, so that rows tie across devices and the smallest index must win.
+            inputs=(Input(COLUMNS, draw="small_int"),),
+            out_layout=REPLICATED,  # the rows are split over no axis, so every device holds every row's answer
+            tolerance=EXACT,  # keyed by the case's dtype; the int32 indices must match exactly
+            allowed=frozenset({"psum"}),  # psum, pmax and pmin all compile to an all-reduce
+            required=frozenset({"psum"}),
+            comm_bound=_argmax_values,
+            oracle=_argmax_oracle,
         ),
         Task(
             name="subtract_global_mean",
