@@ -12,6 +12,17 @@ def data_parallel_gradient(w, x, y, axis_name):
     return jax.lax.pmean(grad, axis_name)
 
 
-def dropout_keep_mask(key, axis_name, rows, cols, rate):
-    device_key = jax.random.fold_in(key, jax.lax.axis_index(axis_name))
-    return jax.random.bernoulli(device_key, 1.0 - rate, (rows, cols))
+def accumulated_gradient(w, x, y, axis_name, micro):
+    local_w = jax.lax.pcast(w, axis_name, to="varying")  # so that grad gives this device's gradient
+    xs = x.reshape(micro, -1, x.shape[1])  # (micro, rows per micro-batch, features)
+    ys = y.reshape(micro, -1, y.shape[1])
+
+    def add_one(m, total):
+        # Only micro-batch m's activations are live; its gradient is added and then dropped.
+        return total + jax.grad(lambda w: jnp.mean((xs[m] @ w - ys[m]) ** 2))(local_w)
+
+    total = jax.lax.fori_loop(0, micro, add_one, jnp.zeros_like(local_w))
+    # Equal micro-batches on every device: the mean of all the micro-batch means is the mean over
+    # the global batch. Dividing locally costs nothing; the one pmean, after the loop, sends one
+    # gradient, where a pmean inside the loop would send `micro` of them.
+    return jax.lax.pmean(total / micro, axis_name)

@@ -2,8 +2,18 @@
 
 ``data_parallel_gradient``: the gradient of a loss over the whole (sharded) batch with respect to
 replicated weights, the same on every device, by averaging gradients rather than gathering data.
-``dropout_keep_mask``: this device's dropout mask, different along the data axis and the same
-along every other axis.
+``accumulated_gradient``: the same gradient, each device adding up the gradients of ``micro``
+equal micro-batches of its rows in turn and communicating once, after the loop. The oracle gathers
+the whole batch, as data_parallel_gradient's does: accumulation changes how the gradient is
+computed, not what it is.
+
+One all-reduce after the loop, rather than one per micro-batch, is held by the communication
+point, not by a count of collectives. XLA:CPU's all-reduce combiner merges a Python loop's
+``micro`` pmeans into one all-reduce of a tuple of ``micro`` gradients, which the census counts
+once, so an exact count (``collective_counts={"psum": 1}``) would pass that answer and fail only
+its fori_loop form (an all-reduce in a while loop, counted ``micro`` times). Both forms send
+``micro`` times the bound, one all-reduce of a gradient the size of w, so both lose the
+communication point and keep the collectives point. Every case has micro > 1, so that they differ.
 """
 
 from __future__ import annotations
@@ -32,18 +42,10 @@ def _data_parallel_gradient_oracle(w: Any, x: Any, y: Any, axis_name: str) -> An
     return jax.grad(lambda w: jnp.mean((xs @ w - ys) ** 2))(w)
 
 
-def _dropout_keep_mask_oracle(key: Any, axis_name: str, rows: int, cols: int, rate: float) -> Any:
-    import jax
-    import jax.numpy as jnp
-    from flax import nnx
-
-    # The units that Flax's own dropout layer keeps, given this device's key.
-    device_key = jax.random.fold_in(key, jax.lax.axis_index(axis_name))
-    return nnx.Dropout(rate)(jnp.ones((rows, cols)), rngs=device_key) != 0
-
-
-def _mask_case(mesh: str, axis: str, rows: int, cols: int, rate: float) -> Case:
-    return Case(mesh, axis, ((),), "key", kwargs=(("rows", rows), ("cols", cols), ("rate", rate)))
+def _accumulated_gradient_oracle(w: Any, x: Any, y: Any, axis_name: str, micro: int) -> Any:
+    # Accumulating over equal micro-batches changes how the gradient is computed, not what it is.
+    del micro
+    return _data_parallel_gradient_oracle(w, x, y, axis_name)
 
 
 EXERCISES = Assignment(
@@ -69,14 +71,21 @@ EXERCISES = Assignment(
             oracle=_data_parallel_gradient_oracle,
         ),
         Task(
-            name="dropout_keep_mask",
-            grade_id="lecture_dropout_keep_mask",
+            name="accumulated_gradient",
+            grade_id="lecture_accumulated_gradient",
             kind="shard_map",
-            points={"values": 1.0, "collectives": 1.0},
-            cases=(_mask_case("8:i", "i", 4, 3, 0.25), _mask_case("2x4:x,y", "x", 2, 5, 0.4)),
-            inputs=(Input(REPLICATED, "key"),),
-            allowed=frozenset(),
-            oracle=_dropout_keep_mask_oracle,
+            points={"values": 1.0, "collectives": 1.0, "communication": 1.0},
+            cases=(
+                Case("8:i", "i", ((5, 3), (8, 5), (8, 3)), "float32", kwargs=(("micro", 4),)),
+                Case("2x4:x,y", "y", ((6, 2), (6, 6), (6, 2)), "float32", kwargs=(("micro", 3),)),
+            ),
+            inputs=(Input(REPLICATED), Input(BATCH_SPLIT), Input(BATCH_SPLIT)),
+            out_layout=REPLICATED,
+            tolerance={"float32": (1e-5, 1e-5)},
+            allowed=frozenset({"psum"}),
+            required=frozenset({"psum"}),
+            comm_bound=_all_reduce_weights,
+            oracle=_accumulated_gradient_oracle,
         ),
     ),
 )
