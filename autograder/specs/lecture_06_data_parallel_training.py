@@ -48,44 +48,45 @@ def _accumulated_gradient_oracle(w: Any, x: Any, y: Any, axis_name: str, micro: 
     return _data_parallel_gradient_oracle(w, x, y, axis_name)
 
 
+def _gradient_task(name: str, cases: tuple[Case, ...], oracle: Any) -> Task:
+    """A gradient of replicated weights over a batch split by rows: right values, all-reduces
+    only, and no more traffic than one all-reduce of a gradient the size of the weights."""
+    return Task(
+        name=name,
+        grade_id=f"lecture_{name}",
+        kind="shard_map",
+        points={"values": 1.0, "collectives": 1.0, "communication": 1.0},
+        cases=cases,
+        inputs=(Input(REPLICATED), Input(BATCH_SPLIT), Input(BATCH_SPLIT)),
+        out_layout=REPLICATED,
+        tolerance={"float32": (1e-5, 1e-5)},
+        allowed=frozenset({"psum"}),
+        required=frozenset({"psum"}),
+        comm_bound=_all_reduce_weights,
+        oracle=oracle,
+    )
+
+
 EXERCISES = Assignment(
     name="lecture 06_data_parallel_training",
     notebook="06_data_parallel_training.ipynb",
     solutions="",
     tasks=(
-        Task(
-            name="data_parallel_gradient",
-            grade_id="lecture_data_parallel_gradient",
-            kind="shard_map",
-            points={"values": 1.0, "collectives": 1.0, "communication": 1.0},
-            cases=(
+        _gradient_task(
+            "data_parallel_gradient",
+            (
                 Case("8:i", "i", ((5, 3), (4, 5), (4, 3)), "float32"),
                 Case("2x4:x,y", "y", ((6, 2), (3, 6), (3, 2)), "float32"),
             ),
-            inputs=(Input(REPLICATED), Input(BATCH_SPLIT), Input(BATCH_SPLIT)),
-            out_layout=REPLICATED,
-            tolerance={"float32": (1e-5, 1e-5)},
-            allowed=frozenset({"psum"}),
-            required=frozenset({"psum"}),
-            comm_bound=_all_reduce_weights,
-            oracle=_data_parallel_gradient_oracle,
+            _data_parallel_gradient_oracle,
         ),
-        Task(
-            name="accumulated_gradient",
-            grade_id="lecture_accumulated_gradient",
-            kind="shard_map",
-            points={"values": 1.0, "collectives": 1.0, "communication": 1.0},
-            cases=(
+        _gradient_task(
+            "accumulated_gradient",
+            (
                 Case("8:i", "i", ((5, 3), (8, 5), (8, 3)), "float32", kwargs=(("micro", 4),)),
                 Case("2x4:x,y", "y", ((6, 2), (6, 6), (6, 2)), "float32", kwargs=(("micro", 3),)),
             ),
-            inputs=(Input(REPLICATED), Input(BATCH_SPLIT), Input(BATCH_SPLIT)),
-            out_layout=REPLICATED,
-            tolerance={"float32": (1e-5, 1e-5)},
-            allowed=frozenset({"psum"}),
-            required=frozenset({"psum"}),
-            comm_bound=_all_reduce_weights,
-            oracle=_accumulated_gradient_oracle,
+            _accumulated_gradient_oracle,
         ),
     ),
 )
