@@ -3,8 +3,6 @@
 from itertools import product
 from math import prod
 
-import jax.numpy as jnp
-
 
 def _entries(spec, ndim):
     """One tuple of mesh axis names per array dimension (a missing trailing entry is None)."""
@@ -12,9 +10,19 @@ def _entries(spec, ndim):
     return [() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in entries]
 
 
-def bytes_held_per_device(global_shape, dtype, spec, mesh_shape):
-    parts = prod(prod(mesh_shape[name] for name in names) for names in _entries(spec, len(global_shape)))
-    return prod(global_shape) // parts * jnp.dtype(dtype).itemsize
+def _block_range(size, axes, where, mesh_shape):
+    """[start, stop) of the block that the device at `where` holds along a dimension of `size`."""
+    parts = prod(mesh_shape[a] for a in axes)
+    block = 0
+    for a in axes:  # the first axis major
+        block = block * mesh_shape[a] + where[a]
+    return block * (size // parts), (block + 1) * (size // parts)
+
+
+def _devices(mesh_shape):
+    """Every device's coordinates, as {axis: position}, in mesh order."""
+    names = list(mesh_shape)
+    return [dict(zip(names, coords)) for coords in product(*(range(mesh_shape[n]) for n in names))]
 
 
 def replication_factor(spec, mesh_shape):
@@ -23,17 +31,19 @@ def replication_factor(spec, mesh_shape):
 
 
 def coords_holding_element(global_shape, spec, mesh_shape, index):
-    names = list(mesh_shape)
     held = []
-    for coords in product(*(range(mesh_shape[name]) for name in names)):
-        where = dict(zip(names, coords))
-        for size, i, axes in zip(global_shape, index, _entries(spec, len(global_shape))):
-            parts = prod(mesh_shape[a] for a in axes)
-            block = 0  # this device's block number along the dimension, the first axis major
-            for a in axes:
-                block = block * mesh_shape[a] + where[a]
-            if i // (size // parts) != block:
-                break
-        else:
-            held.append(coords)
+    for where in _devices(mesh_shape):
+        ranges = [_block_range(n, axes, where, mesh_shape) for n, axes in zip(global_shape, _entries(spec, len(global_shape)))]
+        if all(start <= i < stop for (start, stop), i in zip(ranges, index)):
+            held.append(tuple(where.values()))
     return held
+
+
+def elements_received(global_shape, before, after, mesh_shape):
+    most = 0
+    for where in _devices(mesh_shape):
+        have = [_block_range(n, axes, where, mesh_shape) for n, axes in zip(global_shape, _entries(before, len(global_shape)))]
+        want = [_block_range(n, axes, where, mesh_shape) for n, axes in zip(global_shape, _entries(after, len(global_shape)))]
+        kept = prod(max(0, min(h[1], w[1]) - max(h[0], w[0])) for h, w in zip(have, want))
+        most = max(most, prod(stop - start for start, stop in want) - kept)  # what it lacks must arrive
+    return most

@@ -1,7 +1,8 @@
 """Self-check exercises of course/02_sharded_arrays.ipynb: sharding arithmetic.
 
-The oracles ask JAX itself: ``NamedSharding.shard_shape`` for the block a device holds, and
-``NamedSharding.devices_indices_map`` on a real mesh for which devices hold which elements.
+The oracles ask JAX itself: ``NamedSharding.devices_indices_map`` on a real mesh for which devices
+hold which elements, before and after a change of layout. (The block shape alone is assignment
+01's ``local_shape``, graded there; these practise where the blocks are.)
 """
 
 from __future__ import annotations
@@ -26,16 +27,19 @@ def _sharding(spec: Any, mesh_shape: dict[str, int]) -> Any:
     return jax.NamedSharding(mesh, spec)
 
 
-def _bytes_held_per_device_oracle(global_shape: list[int], dtype: str, spec: Any, mesh_shape: dict[str, int]) -> int:
-    import math
+def _elements_received_oracle(global_shape: list[int], before: Any, after: Any, mesh_shape: dict[str, int]) -> int:
+    import numpy as np
 
-    import jax
-    import jax.numpy as jnp
-    from jax.sharding import AbstractMesh
-
-    mesh = AbstractMesh(tuple(mesh_shape.values()), tuple(mesh_shape))
-    block = jax.NamedSharding(mesh, spec).shard_shape(tuple(global_shape))
-    return math.prod(block) * jnp.dtype(dtype).itemsize
+    shape = tuple(global_shape)
+    held = _sharding(before, mesh_shape).devices_indices_map(shape)
+    wanted = _sharding(after, mesh_shape).devices_indices_map(shape)
+    most = 0
+    for device, index in wanted.items():
+        missing = np.zeros(shape, bool)
+        missing[index] = True
+        missing[held[device]] = False
+        most = max(most, int(missing.sum()))
+    return most
 
 
 def _replication_factor_oracle(spec: Any, mesh_shape: dict[str, int]) -> int:
@@ -64,15 +68,15 @@ def _coords_holding_element_oracle(
 
 MESH_2X4 = {"x": 2, "y": 4}
 
-BYTES_CASES = tuple(
+RESHARD_CASES = tuple(
     Case(args=args)
     for args in (
-        ([8, 8], "float32", _spec("x", "y"), MESH_2X4),
-        ([8, 8], "float32", _spec(), MESH_2X4),
-        ([1024, 512], "bfloat16", _spec(None, ("x", "y")), MESH_2X4),
-        ([64, 32, 16], "int8", _spec("y", None, "x"), MESH_2X4),
-        ([4096, 4096], "float32", _spec(("x", "y")), {"x": 4, "y": 2}),
-        ([6, 10], "float16", _spec("y"), {"x": 2, "y": 3}),
+        ([8, 8], _spec("x", None), _spec(None, "y"), MESH_2X4),
+        ([8, 8], _spec(("x", "y")), _spec(("y", "x")), MESH_2X4),
+        ([8, 8], _spec(), _spec("x", "y"), MESH_2X4),
+        ([8, 8], _spec("x", "y"), _spec(), MESH_2X4),
+        ([16], _spec("x"), _spec("y"), MESH_2X4),
+        ([8, 4], _spec("a", ("b", "c")), _spec(("c", "a"), "b"), {"a": 2, "b": 2, "c": 2}),
     )
 )
 
@@ -109,14 +113,6 @@ EXERCISES = Assignment(
     solutions="",
     tasks=(
         Task(
-            name="bytes_held_per_device",
-            grade_id="test_bytes_held_per_device",
-            kind="python",
-            points={"values": 1.0},
-            cases=BYTES_CASES,
-            oracle=_bytes_held_per_device_oracle,
-        ),
-        Task(
             name="replication_factor",
             grade_id="test_replication_factor",
             kind="python",
@@ -131,6 +127,14 @@ EXERCISES = Assignment(
             points={"values": 1.0},
             cases=COORDS_CASES,
             oracle=_coords_holding_element_oracle,
+        ),
+        Task(
+            name="elements_received",
+            grade_id="test_elements_received",
+            kind="python",
+            points={"values": 1.0},
+            cases=RESHARD_CASES,
+            oracle=_elements_received_oracle,
         ),
     ),
 )
