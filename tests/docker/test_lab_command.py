@@ -29,9 +29,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _as_from_a_terminal() -> None:
+    """Ctrl-C's default action, as a command typed at a terminal has it: a test session started in
+    the background (`make test &`, some CI runners) ignores SIGINT, and its children would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
     return subprocess.Popen([*JAXCOURSE, *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            cwd=REPO, env=os.environ | (env or {}))  # fmt: skip
+                            cwd=REPO, env=os.environ | (env or {}), preexec_fn=_as_from_a_terminal)  # fmt: skip
 
 
 def read_until_url(proc: subprocess.Popen, timeout: float = 300) -> tuple[str, str, list[str]]:
