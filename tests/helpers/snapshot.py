@@ -8,10 +8,13 @@ or ``"adversarial/<case>"``, and two lists beside them:
 
 ``_normalise``  [pattern, replacement] pairs applied to every message, recorded and graded alike,
                 for what changes from run to run (sizes, which process failed first, ...).
-                The last one was added with the restructuring: a hang report names the frame the
+                The fourth was added with the restructuring: a hang report names the frame the
                 grader's own training loop waits in, ``(training.py:139 in <listcomp>)``, and that
                 loop moved to ``harness/layouts.py``. The file and line are where the grader's
                 code sits, not what the student's code did, so both are read as ``(<frame> in ``.
+                One more came with issue 14: 03's data run out in every odd-numbered process, and
+                which of them asks past its end first varies, so ``process 3's data holds`` reads
+                as ``process <rank>'s data holds``.
 
 One record changed on purpose since: ``one_step_fewer``'s "train: 4 processes x 2 devices" now
 says it was not trained there because train hung in another layout, with that hang's report (a
@@ -57,7 +60,7 @@ def unstable() -> dict[str, str]:
 
 def normalise(message: str) -> str:
     # The rules are the snapshot's own "_normalise" list (see the module docstring for each one's
-    # reason); the last, r"\(\w+\.py:\d+ in " -> "(<frame> in ", hides the grader's own frame in
+    # reason); the fourth, r"\(\w+\.py:\d+ in " -> "(<frame> in ", hides the grader's own frame in
     # a hang report, which moved from training.py to harness/layouts.py in the restructuring.
     for pattern, replacement in _snapshot()["_normalise"]:
         message = re.sub(pattern, replacement, message)
