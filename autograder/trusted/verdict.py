@@ -67,7 +67,7 @@ def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict
         return None
     reference = m.get("reference_census") or {}
     census = m["census"]
-    if task.neighbours_only and census.get("farthest_hops", 1) > 1:  # the ring's own values, one hop each
+    if _skips_neighbours(task, census):  # against the ring's own values, one hop each
         return {"kind": "traffic", "unit": "value-hops", "sent": census["link_values_per_device"],
                 "minimum": census["values_per_device"], "reference": reference.get("link_values_per_device"),
                 "case": case.label()}  # fmt: skip
@@ -92,7 +92,7 @@ def _overlap_figure(correct: Measured) -> dict[str, Any] | None:
     case, m = next(((c, m) for c, m in correct if not c.hidden), (None, None))
     if case is None or m is None:
         return None
-    steps, waits = case.mesh_spec.axis_sizes[cast(str, case.axis)], m.get("matmul_waits", [])
+    steps, waits = _ring_size(case), m.get("matmul_waits", [])
     return {"kind": "overlap", "steps": steps, "waits": waits, "ok": not overlap_problem(waits, steps),
             "case": case.label()}  # fmt: skip
 
@@ -136,7 +136,7 @@ def _collective_problem(task: Task, case: Case, m: Measurement) -> str:
     problem = _count_problem(task, case, m["census"]["counts"])
     if problem or not task.overlapped:
         return problem
-    return overlap_problem(m.get("matmul_waits", []), case.mesh_spec.axis_sizes[cast(str, case.axis)])
+    return overlap_problem(m.get("matmul_waits", []), _ring_size(case))
 
 
 def _count_problem(task: Task, case: Case, counts: dict[str, int]) -> str:
@@ -160,7 +160,7 @@ def _communication_problem(task: Task, case: Case, m: Measurement) -> str:
             f"{loops} runs inside a loop whose trip count XLA cannot determine, so what it "
             "sends cannot be bounded; use a Python loop or fori_loop with static bounds"
         )
-    if task.neighbours_only and census.get("farthest_hops", 1) > 1:
+    if _skips_neighbours(task, census):
         return _hops_problem(case, census)
     if task.comm_bytes is not None:
         return _bytes_problem(task, case, m)
@@ -173,6 +173,16 @@ def _communication_problem(task: Task, case: Case, m: Measurement) -> str:
     if reference and task.comm_bound:
         problem += f", and the reference sends {reference['values_per_device']:g}"
     return problem
+
+
+def _ring_size(case: Case) -> int:
+    """Devices on the ring of the case's axis (ring tasks all name one)."""
+    return case.mesh_spec.axis_sizes[cast(str, case.axis)]
+
+
+def _skips_neighbours(task: Task, census: Census) -> bool:
+    """A ring task one of whose ppermute pairs is more than one hop apart."""
+    return task.neighbours_only and census.get("farthest_hops", 1) > 1
 
 
 def _hops_problem(case: Case, census: Census) -> str:
@@ -196,13 +206,12 @@ def _bytes_problem(task: Task, case: Case, m: Measurement) -> str:
     over_reference = reference is not None and sent > reference + 1e-9
     if not over_reference and math.isclose(sent, closed, rel_tol=1e-9, abs_tol=1e-9):
         return ""
-    problem = f"sends {_bytes(m['census'])} per device; the closed form for {task.name} is {closed:g} bytes"
-    if task.plan_bytes is not None:
+    expected = f"the closed form for {task.name} is {closed:g} bytes"
+    if task.plan_bytes is not None:  # a choice: name the cheapest plan, and every plan's figure
         plans = task.plan_bytes(case)
-        cheapest = min(plans, key=plans.__getitem__)
-        each = ", ".join(f"{plan} {sent:g}" for plan, sent in plans.items())
-        problem = (f"sends {_bytes(m['census'])} per device; for these sizes the cheapest plan is {cheapest}, "
-                   f"{closed:g} bytes (bytes per plan: {each})")  # fmt: skip
+        each = ", ".join(f"{plan} {cost:g}" for plan, cost in plans.items())
+        expected = f"for these sizes the cheapest plan is {min(plans, key=plans.__getitem__)}, {closed:g} bytes (bytes per plan: {each})"
+    problem = f"sends {_bytes(m['census'])} per device; {expected}"
     if reference is not None:
         problem += f", and the reference sends {reference:g} bytes on the same mesh"
     return problem
