@@ -3,13 +3,11 @@
 import jax
 
 
-def matmul_local_slice(a, b, axis_name):
-    # This device holds columns [me * w, (me + 1) * w) of A: multiply them by the same rows of B,
-    # which every device has whole, and add the partial products of all devices.
-    w = a.shape[1]
-    me = jax.lax.axis_index(axis_name)
-    rows_of_b = jax.lax.dynamic_slice_in_dim(b, me * w, w, axis=0)
-    return jax.lax.psum(a @ rows_of_b, axis_name)
+def matmul_scatter_columns(a, b, axis_name):
+    # My columns of A meet my rows of B: a partial product of my rows of C, summed over
+    # `axis_name` only (the other axes split the rows, so they have nothing to add). Each device
+    # keeps its own block of columns of the sum: a reduce-scatter along dimension 1.
+    return jax.lax.psum_scatter(a @ b, axis_name, scatter_dimension=1, tiled=True)
 
 
 def cheaper_gather(i, j, k, n):

@@ -1,7 +1,9 @@
 """Self-check exercises for lecture 05_sharded_matmul (oracles only; never graded).
 
-``matmul_local_slice``: A's contracting dimension is split, B is whole on every device; the cheap
-plan multiplies by the matching rows of B and all-reduces the small product.
+``matmul_scatter_columns``: on a 2-D mesh, A's rows are split over the other axes and its
+contracting dimension over the case's axis, like B's rows; C keeps A's rows and splits its columns
+over the case's axis. Only the case's axis talks, and a reduce-scatter of the partial product is
+the least it can send (no assignment part works on two axes or scatters columns).
 ``cheaper_gather``: when A's rows and B's columns are split over the same axis, which operand is
 cheaper to all-gather, and what it costs; the oracle measures both plans in the compiled HLO.
 """
@@ -12,25 +14,27 @@ from typing import Any, cast
 
 from ..core.tasks import Assignment, Case, Input, Layout, Task
 
-# A (rows over the other axes, contracting dim over the case's axis) @ B (whole) -> C (rows as A).
-A_CONTRACTING_SPLIT = Layout(("OTHERS", "AXIS"))
-WHOLE = Layout((None, None))
-ROWS_ONLY = Layout(("OTHERS", None))
+# A[I over the other axes, J over the case's axis] @ B[J over the case's axis, K] -> C[I as A's,
+# K over the case's axis].
+OTHERS_BY_AXIS = Layout(("OTHERS", "AXIS"))
+AXIS_ROWS = Layout(("AXIS", None))
 
 
-def _all_reduce_product(case: Case) -> float:
-    """The all-reduce plan: 2 (N-1)/N of this device's (rows x K) block of C."""
+def _scattered_product(case: Case) -> float:
+    """A reduce-scatter of this device's (rows x K) partial product: (N-1)/N of it."""
     n = case.mesh_spec.axis_sizes[cast(str, case.axis)]  # these cases all name an axis
     rows = case.shapes[0][0]
     k = case.shapes[1][1]
-    return 2 * (n - 1) / n * rows * k
+    return (n - 1) / n * rows * k
 
 
-def _matmul_local_slice_oracle(a: Any, b: Any, axis_name: str) -> Any:
+def _matmul_scatter_columns_oracle(a: Any, b: Any, axis_name: str) -> Any:
     import jax
 
-    # Gather A's columns (the expensive plan; fine for a reference) and multiply by all of B.
-    return jax.lax.all_gather(a, axis_name, axis=1, tiled=True, to="invarying") @ b
+    # All-reduce the partial product, then keep my columns (twice the traffic; fine for a reference).
+    whole = jax.lax.psum(a @ b, axis_name)
+    width = whole.shape[1] // jax.lax.axis_size(axis_name)
+    return jax.lax.dynamic_slice_in_dim(whole, jax.lax.axis_index(axis_name) * width, width, axis=1)
 
 
 def _cheaper_gather_oracle(i: int, j: int, k: int, n: int) -> tuple[str, Any]:
@@ -61,19 +65,20 @@ EXERCISES = Assignment(
     solutions="",
     tasks=(
         Task(
-            name="matmul_local_slice",
-            grade_id="lecture_matmul_local_slice",
+            name="matmul_scatter_columns",
+            grade_id="lecture_matmul_scatter_columns",
             kind="shard_map",
             points={"values": 1.0, "communication": 1.0},
             cases=(
-                Case("8:i", "i", ((4, 8), (64, 3)), "float32"),
-                Case("2x4:x,y", "y", ((3, 6), (24, 2)), "float32"),
+                Case("2x4:x,y", "y", ((3, 5), (5, 8)), "float32"),
+                Case("2x4:x,y", "x", ((2, 6), (6, 4)), "float32"),
+                Case("4x2:x,y", "y", ((5, 3), (3, 6)), "float32"),
             ),
-            inputs=(Input(A_CONTRACTING_SPLIT), Input(WHOLE)),
-            out_layout=ROWS_ONLY,
+            inputs=(Input(OTHERS_BY_AXIS), Input(AXIS_ROWS)),
+            out_layout=OTHERS_BY_AXIS,
             tolerance={"float32": (1e-5, 1e-5)},
-            comm_bound=_all_reduce_product,
-            oracle=_matmul_local_slice_oracle,
+            comm_bound=_scattered_product,
+            oracle=_matmul_scatter_columns_oracle,
         ),
         Task(
             name="cheaper_gather",
