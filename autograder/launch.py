@@ -1,5 +1,8 @@
-"""Public: ``launch(fn, num_processes=2, devices_per_process=4)`` runs JAX in several processes."""
+"""Public: ``launch(fn, num_processes=2, devices_per_process=4, via="local")`` runs JAX in several
+processes, through the course's launcher, ``srun`` (``via="slurm"``) or ``mpirun`` (``via="mpi"``)."""
 
-from .harness.launch import LaunchError, launch
+from .harness.engines import available_engines
+from .harness.launch import launch
+from .harness.reports import LaunchError
 
-__all__ = ["LaunchError", "launch"]
+__all__ = ["LaunchError", "available_engines", "launch"]

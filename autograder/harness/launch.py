@@ -1,18 +1,19 @@
-"""Run JAX in N processes x M simulated CPU devices, coordinated by ``jax.distributed`` on
-localhost: from a notebook (``launch(fn)``) or a shell (``jaxcourse launch -n 2 -d 4 -- python x.py``).
+"""Run JAX in N processes x M simulated CPU devices: from a notebook (``launch(fn)``) or a shell
+(``jaxcourse launch -n 2 -d 4 -- python x.py``), through the course's own launcher on localhost
+(``via="local"``) or a real cluster engine, ``srun`` or ``mpirun`` (``via="slurm"``/``"mpi"``).
 
-Each process gets ``JAX_COORDINATOR_ADDRESS`` (which JAX reads itself), ``JAX_NUM_PROCESSES``,
-``JAX_PROCESS_ID`` and ``JAX_NUM_CPU_DEVICES``, so a script written for a cluster launcher runs
-unchanged. Output streams with each line's rank; a process that dies stops the group at once;
-a group that hangs is stopped at the timeout, and the error names the process that did not
-arrive, from a stack dump of every process.
+The local launcher gives each process ``JAX_COORDINATOR_ADDRESS`` (which JAX reads itself),
+``JAX_NUM_PROCESSES``, ``JAX_PROCESS_ID`` and ``JAX_NUM_CPU_DEVICES``, so a script written for a
+cluster launcher runs unchanged; under an engine JAX detects the cluster itself. Either way output
+streams with each line's rank; a process that dies stops the group at once; a group that hangs is
+stopped at the timeout, and the error names the process that did not arrive, from a stack dump of
+every process.
 """
 
 from __future__ import annotations
 
 import faulthandler
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -25,16 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ..core.errors import JaxcourseError
-
-STACK_SIGNAL = signal.SIGUSR1
-_FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
-# Gloo announces every peer connection on CPU; the lines say nothing a student can act on.
-_NOISE = re.compile(r"^\[Gloo\] Rank \d+ is connected to \d+ peer ranks")
-
-
-class LaunchError(JaxcourseError, RuntimeError):
-    """A process failed or the group hung; the message names the process and where it was."""
+from .engines import ENGINES, run_engine
+from .reports import NOISE, STACK_SIGNAL, LaunchError, crash_report, hang_report
 
 
 @dataclass
@@ -96,7 +89,7 @@ def _pump(proc: _Proc, out: IO[str], lock: threading.Lock) -> None:
     assert proc.popen.stdout is not None
     for line in proc.popen.stdout:
         proc.lines.append(line)
-        if _NOISE.match(line):
+        if NOISE.match(line):
             continue
         with lock:
             out.write(f"[process {proc.rank}] {line}")
@@ -112,10 +105,7 @@ def _wait(procs: list[_Proc], timeout: float) -> None:
             first = failed[0]
             assert first.reader is not None  # started with the process
             first.reader.join(timeout=2)
-            raise LaunchError(
-                f"process {first.rank} exited with code {first.popen.returncode}: {_last_line(first)}; "
-                "the other processes were stopped"
-            )
+            raise LaunchError(crash_report(first.rank, first.popen.returncode, first.lines))
         if all(code == 0 for code in codes):
             for p in procs:
                 assert p.reader is not None  # started with the process
@@ -136,43 +126,7 @@ def _hang_report(procs: list[_Proc], timeout: float) -> str:
             pass
     time.sleep(1.0)
     finished = [p.rank for p in procs if p.popen.poll() == 0]
-    waiting: list[str] = []
-    elsewhere: list[str] = []
-    for p in running:
-        where, in_jax = _location("".join(p.lines))
-        (waiting if in_jax else elsewhere).append(f"process {p.rank} ({where})")
-    parts = [f"the group hung for {timeout:g} s"]
-    if finished:
-        parts.append(f"process {', '.join(map(str, finished))} finished without reaching what the others wait for")
-    if elsewhere:
-        parts.append("did not arrive: " + "; ".join(elsewhere))
-    if waiting:
-        parts.append("waiting inside JAX: " + "; ".join(waiting))
-    return "; ".join(parts)
-
-
-def _location(output: str) -> tuple[str, bool]:
-    """Where the latest stack dump in ``output`` shows the process, and whether it is inside JAX."""
-    dump = output.rsplit("most recent call first", 1)
-    if len(dump) < 2:
-        return "no stack dump", False
-    frames = _FRAME.findall(dump[1])
-    if any(func == "shutdown" and "distributed" in path for path, _, func in frames):
-        return "finished, waiting at exit in jax.distributed.shutdown", True
-    in_jax = any(_is_jax(path) for path, _, _ in frames)
-    for path, line, func in frames:
-        if not (_is_jax(path) or path == __file__ or path.startswith("<frozen")):
-            return f"{Path(path).name}:{line} in {func}", in_jax
-    return "waiting for its result", in_jax
-
-
-def _is_jax(path: str) -> bool:
-    return f"{os.sep}jax{os.sep}" in path or f"{os.sep}jaxlib{os.sep}" in path
-
-
-def _last_line(proc: _Proc) -> str:
-    lines = [line.strip() for line in proc.lines if line.strip()]
-    return lines[-1] if lines else "no output"
+    return hang_report(timeout, {p.rank: "".join(p.lines) for p in running}, finished)
 
 
 def _kill(proc: _Proc) -> None:
@@ -187,6 +141,9 @@ def _kill(proc: _Proc) -> None:
 # ---------------------------------------------------------------- the public entry points
 
 
+VIAS = ("local", *ENGINES)
+
+
 def launch(
     target: Callable[..., Any] | str | Path,
     num_processes: int = 2,
@@ -194,46 +151,50 @@ def launch(
     args: Sequence[Any] = (),
     timeout: float = 120.0,
     out: IO[str] | None = None,
+    via: str = "local",
 ) -> list[Any]:
     """Run ``target`` in every process and return each process's result, by rank.
 
     A function (defined anywhere, a notebook cell too) runs after ``jax.distributed.initialize``
     and returns its value, with arrays this process can see copied to NumPy. A script path runs
     as ``__main__`` with ``args`` as its ``sys.argv[1:]``, initialises JAX itself, and gives back
-    its output.
+    its output. ``via`` picks who starts the processes: ``"local"`` (the course's launcher),
+    ``"slurm"`` (``srun``) or ``"mpi"`` (``mpirun``).
     """
     if num_processes < 1 or devices_per_process < 1:
         raise ValueError("num_processes and devices_per_process must be at least 1")
+    if via not in VIAS:
+        raise LaunchError(f"unknown engine {via!r}: choose one of {', '.join(VIAS)}")
     if callable(target):
-        return _launch_function(target, num_processes, devices_per_process, args, timeout, out)
+        return _launch_function(target, num_processes, devices_per_process, args, timeout, out, via)
     script = Path(target)
     if not script.is_file():
         raise FileNotFoundError(f"no script at {script}")
     command = command_for(["python", str(script), *map(str, args)])
-    return run_group([command] * num_processes, devices_per_process, timeout, out)
+    return run_processes(command, num_processes, devices_per_process, timeout, out, via)
+
+
+def run_processes(
+    command: Sequence[str], n: int, devices: int, timeout: float, out: IO[str] | None = None, via: str = "local"
+) -> list[str]:
+    """The same command in ``n`` processes, started by ``via``; each rank's output, by rank."""
+    if via == "local":
+        return run_group([command] * n, devices, timeout, out)
+    return run_engine(ENGINES[via], command, n, devices, timeout, out or sys.stdout)
 
 
 def _launch_function(
-    fn: Callable[..., Any], n: int, devices: int, args: Sequence[Any], timeout: float, out: IO[str] | None
+    fn: Callable[..., Any], n: int, devices: int, args: Sequence[Any], timeout: float, out: IO[str] | None, via: str
 ) -> list[Any]:
+    """On a cluster of several hosts the temporary folder must be one every host sees (a shared
+    file system); on one machine, as here, any will do."""
     import cloudpickle
 
     with tempfile.TemporaryDirectory(prefix="jaxcourse-launch-") as tmp:
         payload = Path(tmp) / "payload.pkl"
         payload.write_bytes(cloudpickle.dumps((fn, tuple(args))))
-        commands = [
-            [
-                sys.executable,
-                *_site_flag(),
-                "-m",
-                "autograder.harness.launch",
-                "function",
-                str(payload),
-                str(Path(tmp) / f"{rank}.pkl"),
-            ]
-            for rank in range(n)
-        ]
-        run_group(commands, devices, timeout, out)
+        worker = [sys.executable, *_site_flag(), "-m", "autograder.harness.launch", "function", str(payload), tmp]
+        run_processes(worker, n, devices, timeout, out, via)
         return [cloudpickle.loads((Path(tmp) / f"{rank}.pkl").read_bytes()) for rank in range(n)]
 
 
@@ -250,9 +211,13 @@ def _site_flag() -> list[str]:
 
 
 def initialize() -> None:
-    """``jax.distributed.initialize`` from the launcher's environment (JAX reads the address)."""
+    """``jax.distributed.initialize`` from the local launcher's environment (JAX reads the
+    address), or with no arguments under ``srun`` or ``mpirun``, whose variables JAX detects."""
     import jax
 
+    if "JAX_PROCESS_ID" not in os.environ:
+        jax.distributed.initialize()
+        return
     jax.distributed.initialize(
         num_processes=int(os.environ["JAX_NUM_PROCESSES"]), process_id=int(os.environ["JAX_PROCESS_ID"])
     )
@@ -288,7 +253,10 @@ def _run(kind: str, path: str, rest: list[str]) -> None:
 
     fn, args = cloudpickle.loads(Path(path).read_bytes())
     initialize()
-    Path(rest[0]).write_bytes(cloudpickle.dumps(_to_host(fn(*args))))
+    import jax
+
+    result = cloudpickle.dumps(_to_host(fn(*args)))
+    (Path(rest[0]) / f"{jax.process_index()}.pkl").write_bytes(result)
 
 
 def _worker(argv: list[str]) -> None:
