@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepare a CI machine (Debian, as root) for the Docker tests: a running engine, headless chromium
-# for the browser test, and the offline base image (registries are unreachable there).
+# for the browser test, and the offline base image (registries are unreachable there); and for the
+# cluster tests Slurm, munge and Open MPI (the tests start `jaxcourse cluster up` themselves).
 # Idempotent: each step is skipped when already done. Called by `make test` under CI.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -14,6 +15,9 @@ missing=()
 command -v dockerd >/dev/null || missing+=(docker.io)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v debootstrap >/dev/null || missing+=(debootstrap)
+command -v slurmd >/dev/null || missing+=(slurm-wlm)
+command -v munged >/dev/null || missing+=(munge)
+command -v mpirun >/dev/null || missing+=(openmpi-bin)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "ci-setup: installing ${missing[*]}"
   apt-get update -q
