@@ -1,5 +1,5 @@
 """Shared fixtures: JAX's devices, a private copy of the course, the Docker engine and the course's
-cpu image. The helpers the tests share are plain modules under ``tests/helpers/``."""
+cpu image, the one-machine Slurm cluster. The helpers the tests share are plain modules under ``tests/helpers/``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 from autograder.grading import images
 from autograder.mesh import use_cpu_devices
 
+from .helpers.cluster import session_cluster
 from .helpers.course import REPO, copy_course
 from .helpers.engine import clear_dead_classes, engine_lock, unavailable
 
@@ -52,3 +53,10 @@ def cpu_image(client, sources) -> str:
     """``jaxcourse:cpu``, built once per session (seconds when Docker's layer cache is warm)."""
     images.build("cpu", client=client, sources=sources)
     return images.tag("cpu")
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """``jaxcourse cluster up`` once per session, down at its end; Open MPI needs no daemon."""
+    with session_cluster() as where:
+        yield where

@@ -105,7 +105,8 @@ def down(cluster: Cluster = Cluster(), say: Callable[[str], None] = print) -> No
 
 def slurm_conf(cluster: Cluster, node: str) -> str:
     """One node, localhost, run by root: no cgroups (a container may not allow them), processes
-    tracked through /proc, and CPUs as consumable resources so jobs queue for cores."""
+    tracked through /proc, CPUs as consumable resources so jobs queue for cores, and 2 s from
+    SIGTERM to SIGKILL (JAX catches SIGTERM as a preemption notice, so a stopped task waits it out)."""
     s = cluster.state
     return f"""# Written by jaxcourse cluster up; rewritten on each start.
 ClusterName=jaxcourse
@@ -132,7 +133,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 ReturnToService=2
 InactiveLimit=0
-KillWait=5
+KillWait=2
 NodeName=localhost NodeAddr=127.0.0.1 {node} State=UNKNOWN
 PartitionName={PARTITION} Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 """

@@ -28,7 +28,7 @@ def unavailable(what: str, reason: str) -> None:
     """Fail under CI; elsewhere skip, loudly (a warning and the skip reason in the summary)."""
     if IN_CI:
         pytest.fail(f"CI=true requires {what}: {reason}", pytrace=False)
-    warnings.warn(f"docker tests skipped: {what} unavailable: {reason}", stacklevel=2)
+    warnings.warn(f"tests skipped: {what} unavailable: {reason}", stacklevel=2)
     pytest.skip(f"{what} unavailable: {reason}")
 
 
@@ -36,7 +36,7 @@ LOCK = Path(tempfile.gettempdir()) / "jaxcourse-docker-tests.lock"
 
 
 @contextlib.contextmanager
-def engine_lock(path: Path = LOCK) -> Iterator[None]:
+def engine_lock(path: Path = LOCK, what: str = "the Docker engine") -> Iterator[None]:
     """One test session at a time on this machine's Docker engine: the tests count its sandboxes
     and name its classes, so a second session waits here (saying so) rather than failing there."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -45,7 +45,7 @@ def engine_lock(path: Path = LOCK) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another"
-            print(f"\nwaiting for test session {holder} to finish with the Docker engine ({path})", file=sys.stderr)
+            print(f"\nwaiting for test session {holder} to finish with {what} ({path})", file=sys.stderr)
             fcntl.flock(fd, fcntl.LOCK_EX)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
