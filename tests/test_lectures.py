@@ -17,8 +17,8 @@ LECTURES = sorted((REPO / "course").glob("*.ipynb"))
 EXERCISE_TASKS = [(a, t) for a in EXERCISES.values() for t in a.tasks]
 
 
-def test_there_are_seven_lectures_each_with_exercises():
-    assert len(LECTURES) == 7
+def test_there_are_eight_lectures_each_with_exercises():
+    assert len(LECTURES) == 8
     assert {a.notebook for a in EXERCISES.values()} == {p.name for p in LECTURES}
 
 
