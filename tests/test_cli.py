@@ -90,7 +90,7 @@ def graded_class(course, tmp_path_factory):
     (submitted / "erin" / ASSIGNMENT).mkdir(parents=True)
     out = tmp_path_factory.mktemp("graded")
     done = run("grade", ASSIGNMENT, "--submissions", str(submitted), "--out", str(out), "--jobs", "2",
-               "--sandbox", "process", cwd=course.root)  # fmt: skip
+               "--sandbox", "process", "--profile", cwd=course.root)  # fmt: skip
     return done, out, submitted
 
 
@@ -119,6 +119,22 @@ def test_grade_reports_every_student_and_exits_zero(graded_class):
     assert {tuple(sorted(t)) for t in alice["tests"]} == {
         ("figure", "grade_id", "max_score", "message", "name", "score", "status", "visibility")
     }
+
+
+@pytest.mark.slow
+def test_grade_profile_says_where_the_time_went(graded_class):
+    """All five were recorded; only alice's and bob's notebooks ran (the others could not be
+    read); only alice's reached the trusted worker, which measured each of her functions and
+    compiled through the cache."""
+    done, _, _ = graded_class
+    profile = done.stdout[done.stdout.index("profile of 5 submissions") :]
+    seconds = {m[1]: (float(m[2]), int(m[3])) for m in re.finditer(r"^  (\S.*?) +(\d+\.\d+) s  n=(\d)$", profile, re.M)}
+    assert seconds["record"][1] == 5
+    assert seconds["runner: run the cells"][1] == seconds["sandbox: all"][1] == 2
+    assert seconds["trusted: worker start-up"][1] == seconds["trusted: measure ring_all_gather"][1] == 1
+    assert seconds["trusted: measure ring_all_gather"][0] > 0
+    assert seconds["sandbox: all"][0] >= seconds["runner: run the cells"][0]
+    assert re.search(r"^  compile cache (hits|misses) .*n=1$", profile, re.M)
 
 
 @pytest.mark.slow

@@ -54,6 +54,12 @@ def test_artifacts_come_out_of_the_npz_into_the_graders_directory(tmp_path):
         (_ok(**{"ring_all_gather/0": {"status": "exported", "artifact": "001"}}), "missing artifact"),
         (_ok(**{"local_shape/0": {"status": "value", "result": {"value": 1, "score": 5}}}), "bad value"),
         ({**_ok(), "notebook": {"status": "graded", "message": ""}}, "bad notebook status"),
+        # The runner's timings are shown, never scored on; still only short names and numbers.
+        ({**_ok(), "profile": {"entered_at": 1.0, "seconds": {"run the cells": "fast"}}}, "bad profile"),
+        ({**_ok(), "profile": {"entered_at": 1.0, "seconds": {"x" * 81: 1.0}}}, "bad profile"),
+        ({**_ok(), "profile": {"entered_at": 1.0, "seconds": {f"p{i}": 1.0 for i in range(65)}}}, "bad profile"),
+        ({**_ok(), "profile": {"entered_at": -1.0, "seconds": {}}}, "bad profile"),
+        ({**_ok(), "profile": {"entered_at": 1.0, "seconds": {}, "score": 50}}, "bad profile"),
     ],
 )
 def test_malformed_results_are_refused(tmp_path, results, why):

@@ -32,6 +32,8 @@ def register(sub: Subparsers) -> None:
     grade.add_argument("--broker", type=broker_url,
                        help="grade on the queue's workers (redis://:PASSWORD@HOST:6379/0) instead of here")  # fmt: skip
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    grade.add_argument("--profile", action="store_true",
+                       help="print where the time went: each phase's median over the submissions graded")  # fmt: skip
     grade.set_defaults(run=run)
 
 
@@ -46,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
         args.sandbox, args.image, args.force, say=_say, queue=queue,
     )  # fmt: skip
     print(classroom.summary(result))
+    if args.profile:
+        print(classroom.profile(result))
     return 0
 
 

@@ -4,7 +4,7 @@ it hands back. Both sides import these names, so they cannot drift apart; the tr
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from .records import Signature
 
@@ -54,8 +54,19 @@ class CallResult(TypedDict, total=False):
     varying: list[str]  # axes an output varies along where the task asks for one value
 
 
+class RunnerProfile(TypedDict):
+    """The runner's own timings (core/profile.py): shown in a profile, never scored on."""
+
+    entered_at: float  # wall clock (time.time()) when the runner's main began
+    seconds: dict[str, float]  # phase -> seconds
+
+
+MAX_PROFILE_PHASES = 64
+
+
 class Results(TypedDict):
     version: int
     notebook: NotebookRun
     meshes: dict[str, Any]  # mesh string -> mesh signature (core.mesh.signature)
     tests: dict[str, CallResult]
+    profile: NotRequired[RunnerProfile]

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..core.course import Course
 from ..core.errors import JaxcourseError
+from ..core.profile import medians
 from . import feedback, gradebook, images, limits
 from .docker_sandbox import DockerSandbox
 from .grader import Grader, grader_for
@@ -134,7 +135,8 @@ def grade_class(
             run.reused += 1
             bar.update(1)
         for submission, report in grade_many(grader, fresh):
-            _record(course, grader, submission, report, out)
+            with report.profile.phase("record"):
+                _record(course, grader, submission, report, out)
             run.reports.append(report)
             bar.update(1)
     gradebook.write_csv(out / "grades.csv", run.reports)
@@ -167,6 +169,14 @@ def _bar(total: int, enabled: bool) -> Any:  # a tqdm bar; tqdm is untyped
     from tqdm import tqdm
 
     return tqdm(total=total, desc="grading", unit="student", disable=not enabled, file=sys.stderr)
+
+
+def profile(run: ClassRun) -> str:
+    """Where the time went: each phase's median over the submissions graded in this run."""
+    graded_here = [r.profile for r in run.reports if r.profile.seconds]
+    if not graded_here:
+        return "profile: nothing was graded in this process (reused, or graded on the queue's workers)"
+    return medians(graded_here)
 
 
 def summary(run: ClassRun) -> str:

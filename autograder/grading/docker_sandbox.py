@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,30 +58,42 @@ class DockerSandbox:
         remove_orphans(self.client)
 
     def run(self, job: Path, out: Path, timeout: float) -> Outcome:
-        import requests.exceptions
-
         _open_for_container(job)
         out.chmod(0o777)
+        phases: dict[str, float] = {}
+        start = time.perf_counter()
         with running(self.client, image=self.image, **self._settings(job, out, timeout)) as container:
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    code = container.wait(timeout=POLL)["StatusCode"]
-                    break
-                except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-                    pass
-                if time.monotonic() > deadline:
-                    kill(container)
-                    return Outcome("timeout", None, _logs(container))
-                if _written(out) > MAX_OUT_BYTES:
-                    kill(container)
-                    reason = f"wrote more than {MAX_OUT_BYTES >> 20} MB into its results directory"
-                    return Outcome("invalid", None, _logs(container), reason)
-            container.reload()
-            if container.attrs["State"].get("OOMKilled"):
-                reason = f"ran out of memory (the limit is {self.limits.memory})"
-                return Outcome("crashed", code, _logs(container), reason)
-            return Outcome("ok" if code == 0 else "crashed", code, _logs(container), exit_reason(code))
+            started, started_at = time.perf_counter(), time.time()
+            phases["container create and start"] = started - start
+            outcome = self._wait(container, out, timeout)
+            stopped = time.perf_counter()
+            phases["container run"] = stopped - started
+        phases["container remove"] = time.perf_counter() - stopped
+        return replace(outcome, started_at=started_at, phases=phases)
+
+    def _wait(self, container: Container, out: Path, timeout: float) -> Outcome:
+        """How the container ended; killed past ``timeout`` or when it writes too much."""
+        import requests.exceptions
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                code = container.wait(timeout=POLL)["StatusCode"]
+                break
+            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                pass
+            if time.monotonic() > deadline:
+                kill(container)
+                return Outcome("timeout", None, _logs(container))
+            if _written(out) > MAX_OUT_BYTES:
+                kill(container)
+                reason = f"wrote more than {MAX_OUT_BYTES >> 20} MB into its results directory"
+                return Outcome("invalid", None, _logs(container), reason)
+        container.reload()
+        if container.attrs["State"].get("OOMKilled"):
+            reason = f"ran out of memory (the limit is {self.limits.memory})"
+            return Outcome("crashed", code, _logs(container), reason)
+        return Outcome("ok" if code == 0 else "crashed", code, _logs(container), exit_reason(code))
 
     def _settings(self, job: Path, out: Path, timeout: float) -> dict[str, Any]:
         from docker.types import LogConfig

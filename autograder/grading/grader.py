@@ -15,12 +15,13 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .. import specs
 from ..core.course import Course
 from ..core.files import write_atomic
 from ..core.mesh import MeshSpec, default_device_count
+from ..core.profile import Stopwatch
 from ..core.protocol import CELLS, PLAN, Cell, Plan, Results
 from ..core.records import Measurement, Signature, TestResult
 from ..core.tasks import Assignment, Case, Task, case_id, case_seed
@@ -125,9 +126,12 @@ class Grader:
                 raise nbio.NotebookError(f"{notebook.name} is for {named}, not {self.assignment.name}")
         except nbio.NotebookError as err:
             return self.failed(student, "invalid", str(err), fingerprint)
+        watch = Stopwatch()
+        with watch.phase("reference cache"):  # computed by the first submission, shared by the rest
+            _ = self.references
         with tempfile.TemporaryDirectory(prefix=f"jaxcourse-{student}-") as tmp:
-            report = self._grade_cells(student, nbio.code_cells(nb, self.source), Path(tmp))
-        report.fingerprint = fingerprint
+            report = self._grade_cells(student, nbio.code_cells(nb, self.source), Path(tmp), watch)
+        report.fingerprint, report.profile = fingerprint, watch
         return report
 
     def prepare(self, cells: list[Cell], work: Path) -> tuple[Path, Path, Path]:
@@ -146,22 +150,27 @@ class Grader:
         (job / PLAN).write_text(json.dumps(plan))
         return job, out, artifacts
 
-    def _grade_cells(self, student: str, cells: list[Cell], work: Path) -> Report:
+    def _grade_cells(self, student: str, cells: list[Cell], work: Path, watch: Stopwatch) -> Report:
         job, out, artifacts = self.prepare(cells, work)
-        outcome = self.sandbox.run(job, out, self.timeout)
+        with watch.phase("sandbox: all"):
+            outcome = self.sandbox.run(job, out, self.timeout)
+        watch.update(outcome.phases, "sandbox: ")
         if outcome.status == "timeout":
             return self.failed(student, "timeout", f"the notebook did not finish within {self.timeout:g} s")
         if outcome.status == "invalid":
             return self.failed(student, "invalid", f"invalid results: the notebook's process {outcome.reason}")
         try:
-            results = protocol.read_results(out, {p.id for p in self.tests}, artifacts)
+            with watch.phase("results: read and check"):
+                results = protocol.read_results(out, {p.id for p in self.tests}, artifacts)
         except protocol.NoResults:
             return self.failed(student, "crashed", _crash_message(outcome))
         except protocol.ResultsError as err:
             return self.failed(student, "invalid", f"invalid results: {err}")
+        _runner_phases(results, outcome.started_at, watch)
         if results["notebook"]["status"] == "error":
             return self.failed(student, "error", results["notebook"]["message"])
-        measured = self._evaluate(results, work)
+        with watch.phase("trusted: all"):
+            measured = self._evaluate(results, work, watch)
         if isinstance(measured, str):
             return self.failed(student, "error", measured)
         tests = [
@@ -184,7 +193,7 @@ class Grader:
 
     # ------------------------------------------------------------------ trusted measurement
 
-    def _evaluate(self, results: Results, work: Path) -> dict[str, Measurement] | str:
+    def _evaluate(self, results: Results, work: Path, watch: Stopwatch) -> dict[str, Measurement] | str:
         """Measurements per test id, or the reason the whole evaluation failed."""
         pending = [self._eval_entry(p, results["tests"].get(p.id)) for p in self.tests]
         progress = work / "evaluation.jsonl"
@@ -201,6 +210,8 @@ class Grader:
             if outcome.returncode == MESH_MISMATCH_EXIT:
                 return _last_line(outcome.log_tail)
             done.update(_read_progress(progress))
+            _worker_phases(progress, outcome.started_at, watch)
+            progress.unlink(missing_ok=True)  # a worker started again for the rest writes anew
             pending = [t for t in pending if t["id"] not in done]
             if pending and outcome.status != "ok":
                 # The first unmeasured test is the one that hung or crashed the worker: blame it.
@@ -234,18 +245,49 @@ class Grader:
         return entry
 
 
-def _read_progress(path: Path) -> dict[str, Measurement]:
+def _progress_lines(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
-        return {}
-    done = {}
+        return []
+    lines = []
     for line in path.read_text().splitlines():
         try:
-            record = json.loads(line)
+            lines.append(json.loads(line))
         except ValueError:
             continue  # a line cut short by a killed worker
+    return lines
+
+
+def _read_progress(path: Path) -> dict[str, Measurement]:
+    done: dict[str, Measurement] = {}
+    for record in _progress_lines(path):
         if "id" in record:
-            done[record.pop("id")] = record
+            record.pop("took", None)
+            done[record.pop("id")] = cast(Measurement, record)  # the trusted worker's own lines
     return done
+
+
+def _worker_phases(path: Path, started_at: float, watch: Stopwatch) -> None:
+    """The trusted worker's start-up (its process started until its meshes were built), each
+    function's measurements (deserialize, refuse or compile, run, compare, census) and the
+    compile cache's hits, from its progress lines."""
+    for record in _progress_lines(path):
+        if "ready_at" in record:
+            watch.add("trusted: worker start-up", max(0.0, record["ready_at"] - started_at))
+        elif "took" in record:
+            watch.add(f"trusted: measure {record['id'].rsplit('/', 1)[0]}", record["took"])
+        elif "cache" in record:
+            for name, n in record["cache"].items():
+                watch.count(name, n)
+
+
+def _runner_phases(results: Results, started_at: float, watch: Stopwatch) -> None:
+    """The runner's own timings: from the sandbox, so shown in a profile and never scored on."""
+    profile = results.get("profile")
+    if profile is None:
+        return
+    if started_at:
+        watch.add("runner: interpreter start", max(0.0, profile["entered_at"] - started_at))
+    watch.update(profile["seconds"], "runner: ")
 
 
 def _crash_message(outcome: Outcome) -> str:

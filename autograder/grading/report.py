@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.profile import Stopwatch
 from ..core.records import TestResult
 
 
@@ -18,6 +19,8 @@ class Report:
     message: str
     tests: list[TestResult] = field(default_factory=list)
     fingerprint: str = ""
+    # Where this grading's time went; never stored, so results.json stays the same run to run.
+    profile: Stopwatch = field(default_factory=Stopwatch, compare=False)
 
     @property
     def score(self) -> float:

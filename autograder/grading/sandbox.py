@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -29,12 +29,15 @@ RUNNER = "autograder.untrusted.runner"
 @dataclass(frozen=True)
 class Outcome:
     """How a process ended: ``ok``, ``timeout``, ``crashed`` or ``invalid`` (stopped for what it
-    wrote), with the tail of its output and, for the last two, why in words."""
+    wrote), with the tail of its output and, for the last two, why in words; when it was started
+    (wall clock) and how long the sandbox's own steps took, for a profile."""
 
     status: str
     returncode: int | None
     log_tail: str
     reason: str = ""
+    started_at: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 class Sandbox(Protocol):
@@ -84,7 +87,7 @@ def run_process(
     """Run ``argv`` in a new session and kill its whole process group past ``timeout``, or when
     ``progress`` (a file the process appends to) has not grown for ``stall`` seconds (plus
     ``grace`` for start-up, before it first grows)."""
-    start = time.monotonic()
+    start, started_at = time.monotonic(), time.time()
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
@@ -99,10 +102,10 @@ def run_process(
             if now - start > timeout or (stall is not None and now - moved > stall):
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-                return Outcome("timeout", None, _tail(log))
+                return Outcome("timeout", None, _tail(log), started_at=started_at)
             time.sleep(0.05)
     code = proc.returncode
-    return Outcome("ok" if code == 0 else "crashed", code, _tail(log), exit_reason(code))
+    return Outcome("ok" if code == 0 else "crashed", code, _tail(log), exit_reason(code), started_at)
 
 
 def _tail(log: Path) -> str:

@@ -15,7 +15,16 @@ from typing import Any, cast
 import numpy as np
 
 from ..core.errors import JaxcourseError
-from ..core.protocol import ARTIFACTS, MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES, RESULTS, TEST_STATUSES, VERSION, Results
+from ..core.protocol import (
+    ARTIFACTS,
+    MAX_ARTIFACTS_BYTES,
+    MAX_PROFILE_PHASES,
+    MAX_RESULTS_BYTES,
+    RESULTS,
+    TEST_STATUSES,
+    VERSION,
+    Results,
+)
 
 _ARTIFACT_NAME = re.compile(r"^\d{3}$")
 _ARTIFACT_MEMBER = re.compile(r"^\d{3}\.npy$")
@@ -34,7 +43,7 @@ def read_results(out: Path, test_ids: set[str], artifacts_dir: Path) -> Results:
     ``artifacts.npz`` into ``artifacts_dir`` (the grader's own directory) and named there by path."""
     results = _load_json(_read_regular(out / RESULTS, MAX_RESULTS_BYTES, "results"))
     _expect(isinstance(results, dict) and results.get("version") == VERSION, "unknown results version")
-    extra = set(results) - {"version", "notebook", "meshes", "tests"}
+    extra = set(results) - {"version", "notebook", "meshes", "tests", "profile"}
     _expect(not extra, f"unexpected fields {', '.join(sorted(map(str, extra)))[:80]}")
     notebook = results.get("notebook")
     _expect(isinstance(notebook, dict) and notebook.get("status") in {"ok", "error"}, "bad notebook status")
@@ -42,6 +51,7 @@ def read_results(out: Path, test_ids: set[str], artifacts_dir: Path) -> Results:
     _expect(isinstance(results.get("meshes"), dict), "bad mesh signatures")
     tests = results.get("tests")
     _expect(isinstance(tests, dict) and set(tests) <= test_ids, "results for tests never asked for")
+    _check_profile(results.get("profile", {"entered_at": 0.0, "seconds": {}}))
     artifacts = _artifacts(out / ARTIFACTS) if os.path.lexists(out / ARTIFACTS) else {}
     for test_id, test in tests.items():
         _check_test(test_id, test, artifacts)
@@ -113,6 +123,18 @@ def _check_test(test_id: str, test: Any, artifacts: dict[str, bytes]) -> None:
             set(result) == {"value"} or (set(result) == {"raises", "message"} and isinstance(result["raises"], str))
         )
         _expect(ok, f"bad value for {test_id}")
+
+
+def _check_profile(profile: Any) -> None:
+    """Timings only: finite non-negative numbers under short names, a bounded number of them."""
+    ok = isinstance(profile, dict) and set(profile) == {"entered_at", "seconds"} and _seconds(profile["entered_at"])
+    seconds: Any = profile["seconds"] if ok else None
+    ok = isinstance(seconds, dict) and len(seconds) <= MAX_PROFILE_PHASES
+    _expect(ok and all(isinstance(k, str) and len(k) <= 80 and _seconds(v) for k, v in seconds.items()), "bad profile")
+
+
+def _seconds(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
 
 
 def _expect(condition: bool, message: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,13 +52,28 @@ def check_meshes(reported: dict[str, Any]) -> None:
             raise MeshMismatch(f"mesh {name}: the sandbox ran on {theirs}, the grader on {ours}")
 
 
-def use_compile_cache(path: str) -> None:
-    """Keep every compiled program: a class hands in many copies of the same few programs."""
+# JAX's monitoring events for the persistent compile cache, and what a profile calls them.
+CACHE_EVENTS = {"/jax/compilation_cache/cache_hits": "compile cache hits",
+                "/jax/compilation_cache/cache_misses": "compile cache misses"}  # fmt: skip
+
+
+def use_compile_cache(path: str) -> dict[str, int]:
+    """Keep every compiled program: a class hands in many copies of the same few programs. The
+    counts of cache hits and misses, kept up to date as programs are compiled."""
     import jax
+    import jax.monitoring
 
     jax.config.update("jax_compilation_cache_dir", path)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    counts = dict.fromkeys(CACHE_EVENTS.values(), 0)
+
+    def on_event(event: str, **_: Any) -> None:
+        if event in CACHE_EVENTS:
+            counts[CACHE_EVENTS[event]] += 1
+
+    jax.monitoring.register_event_listener(on_event)
+    return counts
 
 
 def store_references(job: dict[str, Any]) -> None:
@@ -67,15 +83,23 @@ def store_references(job: dict[str, Any]) -> None:
         reference.save(test["store"], record, arrays)
 
 
-def measure_submission(job: dict[str, Any]) -> None:
-    """One progress line as each test starts and one with its measurement: the grader times
-    each test on its own clock, and a killed worker loses only the test it was on."""
+def measure_submission(job: dict[str, Any], cache: dict[str, int]) -> None:
+    """A line when the worker is ready, then one as each test starts and one with its measurement
+    and how long it took: the grader times each test on its own clock, and a killed worker loses
+    only the test it was on. Last, the compile cache's hits and misses."""
     with open(job["progress"], "a") as progress:
+
+        def write(line: dict[str, Any]) -> None:
+            progress.write(json.dumps(line) + "\n")
+            progress.flush()
+
+        write({"ready_at": time.time()})
         for test in job["tests"]:
-            for line in ({"started": test["id"]}, None):
-                line = line or {"id": test["id"], **JUDGES[test["sig"]["kind"]].measure(test)}
-                progress.write(json.dumps(line) + "\n")
-                progress.flush()
+            write({"started": test["id"]})
+            start = time.perf_counter()
+            measured = JUDGES[test["sig"]["kind"]].measure(test)
+            write({"id": test["id"], "took": time.perf_counter() - start, **measured})
+        write({"cache": cache})
 
 
 def main(argv: list[str]) -> int:
@@ -84,14 +108,13 @@ def main(argv: list[str]) -> int:
     if job["mode"] == "reference":
         store_references(job)
         return 0
-    if job.get("compile_cache"):
-        use_compile_cache(job["compile_cache"])
+    cache = use_compile_cache(job["compile_cache"]) if job.get("compile_cache") else {}
     try:
         check_meshes(job["meshes"])
     except MeshMismatch as err:
         print(f"jaxcourse: error: {err}", file=sys.stderr)
         return MESH_MISMATCH_EXIT
-    measure_submission(job)
+    measure_submission(job, cache)
     return 0
 
 

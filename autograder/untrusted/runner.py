@@ -17,12 +17,14 @@ import json
 import os
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..core.files import write_atomic
+from ..core.profile import Stopwatch
 from ..core.protocol import ARTIFACTS, RESULTS, VERSION, CallResult, Cell, NotebookRun, PlannedCall, Results
 from ..core.records import Signature
 
@@ -106,15 +108,17 @@ def run_test(test: PlannedCall, namespace: dict[str, Any], artifacts: dict[str, 
 
 
 def run_tests(
-    planned: list[PlannedCall], namespace: dict[str, Any], artifacts: dict[str, bytes]
+    planned: list[PlannedCall], namespace: dict[str, Any], artifacts: dict[str, bytes], watch: Stopwatch | None = None
 ) -> dict[str, CallResult]:
     """Every planned call, in order. A function that ran out of time once is not called again:
     its remaining cases fail at once with the same reason, so an endless loop costs one limit."""
     results: dict[str, CallResult] = {}
     timed_out: dict[str, CallResult] = {}
+    watch = watch or Stopwatch()
     for test in planned:
         function = test["sig"]["function"]
-        results[test["id"]] = timed_out.get(function) or run_test(test, namespace, artifacts)
+        with watch.phase(f"export {function}"):
+            results[test["id"]] = timed_out.get(function) or run_test(test, namespace, artifacts)
         if results[test["id"]]["status"] == "timeout":
             timed_out[function] = results[test["id"]]
     return results
@@ -130,24 +134,29 @@ def mesh_signatures(sigs: list[Signature]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
+    entered_at, watch = time.time(), Stopwatch()
     cells_path, plan_path, out_dir = argv
     out = Path(out_dir)
     cells = json.loads(Path(cells_path).read_text())
     plan = json.loads(Path(plan_path).read_text())
 
-    from ..core.mesh import use_cpu_devices
+    with watch.phase("import jax"):
+        from ..core.mesh import use_cpu_devices
 
-    use_cpu_devices(plan["num_devices"])
+        use_cpu_devices(plan["num_devices"])
     os.environ.setdefault("MPLBACKEND", "Agg")
     namespace: dict[str, Any] = {"__name__": "__main__"}
-    notebook = run_cells(cells, namespace)
+    with watch.phase("run the cells"):
+        notebook = run_cells(cells, namespace)
     tests: dict[str, CallResult] = {}
     meshes: dict[str, Any] = {}
     artifacts: dict[str, bytes] = {}
     if notebook["status"] == "ok":
-        tests = run_tests(plan["tests"], namespace, artifacts)
+        tests = run_tests(plan["tests"], namespace, artifacts, watch)
         meshes = mesh_signatures([t["sig"] for t in plan["tests"]])
-    write_results(out, {"version": VERSION, "notebook": notebook, "meshes": meshes, "tests": tests}, artifacts)
+    results: Results = {"version": VERSION, "notebook": notebook, "meshes": meshes, "tests": tests,
+                        "profile": {"entered_at": entered_at, "seconds": watch.seconds}}  # fmt: skip
+    write_results(out, results, artifacts)
     return 0
 
 
