@@ -26,6 +26,7 @@ RUNS = [("process", a) for a in ASSIGNMENTS] + [("docker", "02_sharded_matmul")]
 LIMITS = {
     "01_collectives": {"timeout": 40, "test_timeout": 4, "startup": 30},
     "02_sharded_matmul": {"timeout": 120, "test_timeout": 8, "startup": 30},
+    "04_fsdp_tensor_parallel": {"timeout": 120, "test_timeout": 8, "startup": 30},
 }
 
 
@@ -81,7 +82,7 @@ def test_reference_scores_full_marks(sandbox, assignment, graders, course, tmp_p
 def test_hidden_cases_are_graded(assignment, graders):
     hidden = [c for t in graders("process", assignment).tasks for c in t.cases if c.hidden]
     meshes = {c.mesh for c in hidden if not c.args}
-    assert meshes & {"4x2:x,y", "4:i"} and {c.dtype for c in hidden} >= {"bfloat16", "float32"}
+    assert meshes & {"4x2:x,y", "4:i", "4x2:data,model"} and {c.dtype for c in hidden} >= {"bfloat16", "float32"}
 
 
 def test_every_ring_size_is_graded(graders):

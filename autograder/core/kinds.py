@@ -7,5 +7,5 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-Kind = Literal["shard_map", "python", "training", "train_step"]
+Kind = Literal["shard_map", "python", "training", "train_step", "sharded_step"]
 KINDS: tuple[Kind, ...] = get_args(Kind)

@@ -26,6 +26,7 @@ class ShardMapSig(TypedDict):
     inputs: list[InputSig]
     out_spec: SpecJSON | None  # None: per-device results, stacked over every axis
     kwargs: dict[str, Any]
+    differentiate: bool  # export the gradient w.r.t. the first input, not the output
 
 
 @final  # no other keys: a check for a key tells the kinds apart
@@ -59,7 +60,20 @@ class StepSig(TypedDict):
     mesh: str
 
 
-Signature = ShardMapSig | PythonSig | LayoutSig | StepSig
+@final  # no other keys: a check for a key tells the kinds apart
+class ShardedStepSig(TypedDict):
+    """A step on pytrees of sharded arrays, exported for one mesh: each input's place among the
+    step's arguments, and the paths of the state it returns (then its loss)."""
+
+    kind: Literal["sharded_step"]
+    function: str
+    mesh: str
+    paths: list[str]
+    inputs: list[InputSig]
+    returns: list[str]
+
+
+Signature = ShardMapSig | PythonSig | LayoutSig | StepSig | ShardedStepSig
 
 
 class Verdict(TypedDict):
@@ -99,6 +113,8 @@ class Measurement(TypedDict, total=False):
     matmul_waits: list[int]  # per matmul of the lowered program, the collective-permutes it waits for
     reference_census: Census
     figure: dict[str, Any]
+    # sharded_step: per returned state leaf, [path, bytes one device holds, bytes of the whole]
+    memory: list[tuple[str, int, int]]
     # train_step
     dropout_free: Verdict
     devices: int

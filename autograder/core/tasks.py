@@ -89,6 +89,7 @@ class Input:
 
     layout: Layout
     draw: Generator = "normal"
+    dtype: str | None = None  # None: the case's dtype (a step's key is "key" in any case)
 
 
 # Plain-Python tasks build no mesh: their cases need only arguments.
@@ -107,6 +108,9 @@ class Case:
     kwargs: tuple[tuple[str, Any], ...] = ()
     args: tuple[Any, ...] = ()  # plain-Python tasks: the call's arguments, JSON-able
     hidden: bool = False
+    # shard_map tasks: judge the gradient of half the output's squared norm w.r.t. the first input
+    # (the backward pass's collectives); out of the repr, so other cases keep their seeds.
+    differentiate: bool = field(default=False, repr=False)
 
     @property
     def mesh_spec(self) -> MeshSpec:
@@ -121,6 +125,8 @@ class Case:
         parts.append(self.dtype)
         parts.append(" ".join(str(tuple(s)) for s in self.shapes) + " per device")
         parts += [f"{k}={v}" for k, v in self.kwargs]
+        if self.differentiate:
+            parts.append("differentiated")
         return ", ".join(parts)
 
 
@@ -161,13 +167,27 @@ class Training:
 
 
 @dataclass(frozen=True)
+class Step:
+    """A training step on pytrees of sharded arrays: each input's place among the step's
+    arguments (``"params/w1"``: key ``w1`` of the first argument, ``params``), and the arguments
+    it returns updated, in order, before its loss."""
+
+    paths: tuple[str, ...]
+    returns: tuple[str, ...]
+
+    def returned(self) -> tuple[str, ...]:
+        """The paths of the state the step returns, in the order of ``paths``."""
+        return tuple(p for arg in self.returns for p in self.paths if p.split("/")[0] == arg)
+
+
+@dataclass(frozen=True)
 class Task:
     """A graded function: how it is called, which cases it meets, and what it may use."""
 
     name: str
     grade_id: str
     kind: Kind
-    points: dict[str, float]  # parts: "values", "hidden values", "collectives", "communication"
+    points: dict[str, float]  # parts: "values", "hidden values", "collectives", "communication", "memory"
     cases: tuple[Case, ...]
     inputs: tuple[Input, ...] = ()
     out_layout: Layout | None = None  # None: per-device results, stacked over every axis
@@ -189,6 +209,9 @@ class Task:
     overlapped: bool = False
     oracle: Callable[..., Any] | None = None  # a public stand-in for the reference
     training: Training | None = None  # training kinds: what the students are given
+    step: Step | None = None  # sharded_step: the step's arguments and what it returns
+    # sharded_step: the closed form of the bytes of returned state one device holds at rest.
+    memory_bytes: Callable[[Case], float] | None = None
 
     @property
     def max_score(self) -> float:
@@ -199,6 +222,12 @@ class Task:
 
     def with_hidden(self, hidden: tuple[Case, ...]) -> Task:
         return replace(self, cases=self.cases + tuple(replace(c, hidden=True) for c in hidden))
+
+    def step_args(self) -> Step:
+        """The step's arguments; a sharded_step task without them is a mistake in its spec."""
+        if self.step is None:
+            raise TypeError(f"task {self.name} ({self.kind}) declares no step arguments")
+        return self.step
 
     def given(self) -> Training:
         """The training setup; a training task without one is a mistake in its spec."""

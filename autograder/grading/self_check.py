@@ -21,6 +21,7 @@ from ..harness import python as python_calls
 from ..harness import shard_map as harness
 from ..harness.kinds import signature
 from ..specs import ASSIGNMENTS, EXERCISES, get
+from ..trusted import sharded_step as sharded_step_verdict
 from ..trusted.inputs import make_inputs
 from ..trusted.jobs import Measured
 from ..trusted.kinds import score_task
@@ -138,8 +139,10 @@ def _measure_case(
         if got.get("raises") == "NotImplementedError":
             return {"values": fail("raised NotImplementedError")}
         return {"values": compare_python(got, python_calls.call(reference, sig))}
-    assert sig["kind"] == "shard_map"
     seed = case_seed(assignment.name, task.name, case)
+    if sig["kind"] == "sharded_step":
+        return sharded_step_verdict.self_check(fn, reference, sig, seed, task.tolerance_for(case.dtype))
+    assert sig["kind"] == "shard_map"
     try:
         student_fn, _, mesh = harness.build(fn, sig)
         out, structure = execute(student_fn, make_inputs(sig, seed, mesh), mesh)

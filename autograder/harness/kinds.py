@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from ..core.kinds import Kind
 from ..core.records import Signature
 from ..core.tasks import Case, Task
-from . import layouts, python, shard_map, train_step
+from . import layouts, python, shard_map, sharded_step, train_step
 
 
 class KindCalls(Protocol):
@@ -26,7 +26,13 @@ class KindCalls(Protocol):
         ...
 
 
-CALLS: dict[Kind, KindCalls] = {"shard_map": shard_map, "python": python, "training": layouts, "train_step": train_step}
+CALLS: dict[Kind, KindCalls] = {
+    "shard_map": shard_map,
+    "python": python,
+    "training": layouts,
+    "train_step": train_step,
+    "sharded_step": sharded_step,
+}
 
 
 def signature(task: Task, case: Case, assignment: str = "") -> Signature:

@@ -25,25 +25,31 @@ REPORTS_MESH = True  # the runner reports the mesh it exported on; the trusted s
 def signature(task: Task, case: Case, assignment: str = "") -> ShardMapSig:
     """Everything needed to call ``task`` on ``case`` except the input values."""
     mesh = case.mesh_spec
-    inputs: list[InputSig] = [
-        {
-            "shape": list(inp.layout.global_shape(tuple(shape), mesh, case.axis)),
-            "dtype": case.dtype,
-            "spec": pspec.to_json(inp.layout.spec(mesh, case.axis)),
-            "draw": inp.draw,
-        }
-        for inp, shape in zip(task.inputs, case.shapes, strict=True)
-    ]
     out_spec = None if task.out_layout is None else pspec.to_json(task.out_layout.spec(mesh, case.axis))
     return {
         "kind": "shard_map",
         "function": task.name,
         "mesh": case.mesh,
         "axis": case.axis,
-        "inputs": inputs,
+        "inputs": input_sigs(task, case),
         "out_spec": out_spec,
         "kwargs": dict(case.kwargs),
+        "differentiate": case.differentiate,
     }
+
+
+def input_sigs(task: Task, case: Case) -> list[InputSig]:
+    """Each input's global shape, dtype, sharding and draw, from the case's per-device shapes."""
+    mesh = case.mesh_spec
+    return [
+        {
+            "shape": list(inp.layout.global_shape(tuple(shape), mesh, case.axis)),
+            "dtype": inp.dtype or case.dtype,
+            "spec": pspec.to_json(inp.layout.spec(mesh, case.axis)),
+            "draw": inp.draw,
+        }
+        for inp, shape in zip(task.inputs, case.shapes, strict=True)
+    ]
 
 
 def jax_dtype(name: str) -> Any:
@@ -83,12 +89,22 @@ def build(fn: Callable[..., Any], sig: ShardMapSig) -> tuple[Wrapped, list[Any],
             _check_invariance(out, out_specs, sig["function"])
             return out
 
-    wrapped = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs))
+    mapped = jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
+    wrapped = jax.jit(_gradient(mapped) if sig.get("differentiate") else mapped)
     structs = [
         jax.ShapeDtypeStruct(tuple(i["shape"]), jax_dtype(i["dtype"]), sharding=NamedSharding(mesh, spec))
         for i, spec in zip(sig["inputs"], in_specs)
     ]
     return wrapped, structs, mesh
+
+
+def _gradient(mapped: Callable[..., Any]) -> Callable[..., Any]:
+    """The gradient of half the output's squared norm w.r.t. the first input: the backward pass
+    of ``mapped`` with its own output as the cotangent, so the forward pass runs too."""
+    import jax
+    import jax.numpy as jnp
+
+    return jax.grad(lambda *xs: 0.5 * jnp.sum(jnp.square(mapped(*xs))))
 
 
 class OutputShardingError(JaxcourseError, ValueError):
@@ -120,6 +136,8 @@ def _check_invariance(out: Any, out_specs: Any, function: str) -> None:
 
 
 def expected_out_spec(sig: ShardMapSig, mesh: Any) -> pspec.SpecJSON:
+    if sig.get("differentiate"):  # a gradient lives where its input does
+        return sig["inputs"][0]["spec"]
     if sig["out_spec"] is None:
         return [list(mesh.axis_names)]
     return sig["out_spec"]

@@ -12,10 +12,16 @@ import pkgutil
 
 from ..core.errors import JaxcourseError
 from ..core.tasks import Assignment
-from . import collectives, multiprocess_training, sharded_matmul
+from . import collectives, fsdp_tensor_parallel, multiprocess_training, sharded_matmul
 
 ASSIGNMENTS: dict[str, Assignment] = {
-    a.name: a for a in (collectives.ASSIGNMENT, sharded_matmul.ASSIGNMENT, multiprocess_training.ASSIGNMENT)
+    a.name: a
+    for a in (
+        collectives.ASSIGNMENT,
+        sharded_matmul.ASSIGNMENT,
+        multiprocess_training.ASSIGNMENT,
+        fsdp_tensor_parallel.ASSIGNMENT,
+    )
 }
 
 

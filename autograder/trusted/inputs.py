@@ -7,11 +7,11 @@ from typing import Any
 import numpy as np
 
 from ..core import pspec
-from ..core.records import ShardMapSig
+from ..core.records import ShardedStepSig, ShardMapSig
 from ..harness.shard_map import jax_dtype
 
 
-def make_inputs(sig: ShardMapSig, seed: int, mesh: Any) -> list[Any]:
+def make_inputs(sig: ShardMapSig | ShardedStepSig, seed: int, mesh: Any) -> list[Any]:
     """Device arrays for ``sig``'s inputs, placed with their task shardings on ``mesh``."""
     import jax
     from jax.sharding import NamedSharding

@@ -11,7 +11,7 @@ import numpy as np
 from ..core.kinds import Kind
 from ..core.records import Measurement, TestResult
 from ..core.tasks import Task
-from . import python, shard_map
+from . import python, shard_map, sharded_step
 from .jobs import Evaluation, Measured, ReferenceJob, References
 from .training import layouts, step
 
@@ -26,7 +26,13 @@ class KindJudge(Protocol):
     def score(self, task: Task, measured: Measured) -> list[TestResult]: ...
 
 
-JUDGES: dict[Kind, KindJudge] = {"shard_map": shard_map, "python": python, "training": layouts, "train_step": step}
+JUDGES: dict[Kind, KindJudge] = {
+    "shard_map": shard_map,
+    "python": python,
+    "training": layouts,
+    "train_step": step,
+    "sharded_step": sharded_step,
+}
 
 
 def score_task(task: Task, measured: Measured) -> list[TestResult]:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core import pspec
 from ..core.mesh import MeshSpec
-from ..core.records import Measurement, ShardMapSig
+from ..core.records import Measurement, ShardedStepSig, ShardMapSig
 from ..harness import shard_map as harness
 from . import policy, reference
 from .inputs import make_inputs
@@ -29,15 +29,20 @@ def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any
 
 def artifact_problems(exported: Any, sig: ShardMapSig, mesh: Any) -> list[str]:
     """Reasons to refuse an artifact: the policy's, then this task's inputs and output sharding."""
-    problems = policy.program_problems(exported, mesh)
-    want = [(tuple(i["shape"]), str(harness.jax_dtype(i["dtype"])), i["spec"]) for i in sig["inputs"]]
-    got = [(tuple(a.shape), str(a.dtype), _aval_spec(a, mesh)) for a in exported.in_avals]
-    if [(s, d, pspec.normalize(p, len(s))) for s, d, p in want] != got:
-        problems.append(f"inputs are {got}, the task's are {want}")
+    problems = policy.program_problems(exported, mesh) + input_problems(exported, sig, mesh)
     out_want, outs = _out_specs(exported, sig, mesh)
     if outs != [out_want]:
         problems.append(f"output sharding is {outs}, the task asks for {[out_want]}")
     return problems
+
+
+def input_problems(exported: Any, sig: ShardMapSig | ShardedStepSig, mesh: Any) -> list[str]:
+    """The artifact's inputs against the task's: shapes, dtypes and shardings, in order."""
+    want = [(tuple(i["shape"]), str(harness.jax_dtype(i["dtype"])), i["spec"]) for i in sig["inputs"]]
+    got = [(tuple(a.shape), str(a.dtype), _aval_spec(a, mesh)) for a in exported.in_avals]
+    if [(s, d, pspec.normalize(p, len(s))) for s, d, p in want] != got:
+        return [f"inputs are {got}, the task's are {want}"]
+    return []
 
 
 def _out_specs(exported: Any, sig: ShardMapSig, mesh: Any) -> tuple[Any, list[Any]]:

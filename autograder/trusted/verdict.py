@@ -28,6 +28,7 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
         "hidden values": lambda: _values(hidden),
         "collectives": lambda: _structure(correct, lambda c, m: _collective_problem(task, c, m)),
         "communication": lambda: _structure(correct, lambda c, m: _communication_problem(task, c, m)),
+        "memory": lambda: _structure(correct, lambda c, m: _memory_problem(task, c, m)),
     }
     results = []
     for part, points in task.points.items():
@@ -229,9 +230,35 @@ def _traffic(census: Census) -> str:
     return f"{census['values_per_device']:g} values ({census['bytes_per_device']:g} bytes)"
 
 
+def _memory_problem(task: Task, case: Case, m: Measurement) -> str:
+    """The returned state one device holds at rest against the task's closed form; the first leaf
+    held in more than its share is named, with what it holds and what it should."""
+    held = [(path, int(mine), int(whole)) for path, mine, whole in m["memory"]]
+    total, whole_total = sum(h for _, h, _ in held), sum(w for _, _, w in held)
+    closed = cast("Callable[[Case], float]", task.memory_bytes)(case)
+    if math.isclose(total, closed, rel_tol=1e-9):
+        return ""
+    share = closed / whole_total  # of each leaf, the part one device keeps
+    path, mine, whole = next(((p, h, w) for p, h, w in held if h > share * w + 1e-9), held[0])
+    what = "is held whole on every device" if mine == whole else "is held"
+    return (
+        f"{path} {what} ({mine} bytes per device); {task.name} keeps {_fraction(share)} of it "
+        f"({share * whole:g} bytes): one device holds {total} bytes of the returned state, "
+        f"the closed form is {closed:g}"
+    )
+
+
+def _fraction(share: float) -> str:
+    n = round(1 / share) if share else 0
+    return f"1/{n}" if n and math.isclose(share * n, 1.0) else f"{share:.3g}"
+
+
 def _passed_note(task: Task, part: str, measured: Measured) -> str:
     if part == "communication":
         show = _bytes if task.comm_bytes is not None else _traffic
         sent = [show(m["census"]) for _, m in measured if m["values"]["ok"]]
         return "sent per device: " + "; ".join(sent)
+    if part == "memory":
+        held = [sum(int(h) for _, h, _ in m["memory"]) for _, m in measured if m["values"]["ok"]]
+        return "returned state held per device: " + "; ".join(f"{b} bytes" for b in held)
     return ""

@@ -1,0 +1,92 @@
+"""The sharded_step kind: a training step on pytrees of sharded arrays (parameters, optimizer
+state, batch, key), exported through a flat wrapper: the leaves in, in the task's path order, and
+the returned state's leaves and the loss out. Unlike shard_map tasks, the student's function is
+jitted as it is, so the shardings of what it returns are its own: what each device holds at rest
+after the step is part of the answer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..core import pspec
+from ..core.mesh import MeshSpec
+from ..core.records import ShardedStepSig
+from ..core.tasks import Case, Task
+from .shard_map import input_sigs, jax_dtype
+
+if TYPE_CHECKING:
+    from jax.stages import Wrapped
+
+REPORTS_MESH = True  # the runner reports the mesh it exported on; the trusted side compares
+
+
+def signature(task: Task, case: Case, assignment: str = "") -> ShardedStepSig:
+    """The step's inputs (paths, global shapes, dtypes, shardings) on the case's mesh; no values."""
+    step = task.step_args()
+    return {
+        "kind": "sharded_step",
+        "function": task.name,
+        "mesh": case.mesh,
+        "paths": list(step.paths),
+        "inputs": input_sigs(task, case),
+        "returns": list(step.returned()),
+    }
+
+
+def arguments(paths: list[str], leaves: list[Any]) -> list[Any]:
+    """The step's arguments, nested dicts built from each leaf's path, in the paths' order."""
+    args: dict[str, Any] = {}
+    for path, leaf in zip(paths, leaves, strict=True):
+        *parents, last = path.split("/")
+        if not parents:
+            args[last] = leaf
+            continue
+        node = args.setdefault(parents[0], {})
+        for name in parents[1:]:
+            node = node.setdefault(name, {})
+        node[last] = leaf
+    return list(args.values())
+
+
+def _leaf(returned: Any, path: str, arg_names: list[str]) -> Any:
+    """The leaf at ``path`` of what the step returned for the argument the path starts with."""
+    first, *rest = path.split("/")
+    node = returned[arg_names.index(first)]
+    for name in rest:
+        node = node[name]
+    return node
+
+
+def flat(fn: Callable[..., Any], sig: ShardedStepSig) -> Callable[..., list[Any]]:
+    """``fn`` on the flat list of leaves: the returned state's leaves, then the loss."""
+    arg_names = list(dict.fromkeys(path.split("/")[0] for path in sig["returns"]))
+
+    def step(*leaves: Any) -> list[Any]:
+        *state, loss = fn(*arguments(sig["paths"], list(leaves)))
+        return [_leaf(state, path, arg_names) for path in sig["returns"]] + [loss]
+
+    return step
+
+
+def build(fn: Callable[..., Any], sig: ShardedStepSig) -> tuple[Wrapped, list[Any], Any]:
+    """The jitted flat step of ``fn``, its argument structs (placed at rest) and its mesh."""
+    import jax
+
+    mesh = MeshSpec.parse(sig["mesh"]).build()
+    structs = [
+        jax.ShapeDtypeStruct(
+            tuple(i["shape"]), jax_dtype(i["dtype"]), sharding=jax.NamedSharding(mesh, pspec.from_json(i["spec"]))
+        )
+        for i in sig["inputs"]
+    ]
+    return jax.jit(flat(fn, sig)), structs, mesh
+
+
+def in_sandbox(fn: Callable[..., Any], sig: ShardedStepSig, namespace: dict[str, Any]) -> bytes:
+    """Serialized ``jax.export`` artifact of the flat step on the task's mesh."""
+    import jax
+
+    wrapped, structs, mesh = build(fn, sig)
+    with jax.set_mesh(mesh):  # the task's mesh, whatever the notebook set globally
+        return bytes(jax.export.export(wrapped)(*structs).serialize())

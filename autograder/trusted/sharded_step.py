@@ -1,0 +1,103 @@
+"""The sharded_step kind, trusted half: the reference step and a submission's exported step run
+here on the same mesh and inputs, its returned state and loss compared leaf by leaf, its compiled
+HLO read for collectives and bytes, and what each device holds of the returned state measured from
+the arrays the step returned: the bytes of the largest shard of each leaf on any one device."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+import numpy as np
+
+from ..core.mesh import MeshSpec
+from ..core.records import Measurement, ShardedStepSig, fail
+from ..harness import sharded_step as harness
+from . import policy, reference
+from .inputs import make_inputs
+from .jobs import Evaluation, ReferenceJob, References
+from .measure import compare_values, execute, host_value
+from .shard_map import input_problems
+from .verdict import score as score  # re-exported: the array tasks' verdict, memory part included
+
+
+def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    sig = cast(ShardedStepSig, job["sig"])  # this module is handed only its own kind
+    return _expected(refs.lookup(sig["function"]), sig, job["seed"])
+
+
+def _expected(step: Callable[..., Any], sig: ShardedStepSig, seed: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A step's record (dtypes and program) and its outputs on the case's inputs."""
+    wrapped, _, mesh = harness.build(step, sig)
+    outs, structure = execute(wrapped, make_inputs(sig, seed, mesh), mesh)
+    values = [host_value(out) for out in outs]
+    arrays = {f"out{i}": v.astype(np.float32) if d == "bfloat16" else v for i, (v, d) in enumerate(values)}
+    return {"dtypes": [dtype for _, dtype in values], "structure": structure}, arrays
+
+
+def held_per_device(out: Any) -> int:
+    """Bytes of the largest piece of ``out`` that any one device holds."""
+    return max(int(shard.data.nbytes) for shard in out.addressable_shards)
+
+
+def measure_outputs(
+    call: Callable[..., Any], sig: ShardedStepSig, seed: int, expected: list[np.ndarray], dtypes: list[str],
+    tolerance: tuple[float, float],
+) -> Measurement:  # fmt: skip
+    """Run ``call`` (the flat step) on the case's inputs; values, program and memory held."""
+    mesh = MeshSpec.parse(sig["mesh"]).build()
+    try:
+        outs, structure = execute(call, make_inputs(sig, seed, mesh), mesh)
+    except Exception as err:  # the student's program failed at run time
+        return {"values": fail(f"failed to run: {type(err).__name__}: {str(err)[:300]}")}
+    names = [*sig["returns"], "loss"]
+    if len(outs) != len(names):
+        return {"values": fail(f"the step returned {len(outs)} arrays; it must return {len(names)}")}
+    for name, out, want, dtype in zip(names, outs, expected, dtypes):
+        verdict = compare_values(out, want, dtype, tolerance, mesh)
+        if not verdict["ok"]:
+            return {**structure, "values": fail(f"{name}: {verdict['message']}")}
+    memory = [(path, held_per_device(out), int(out.nbytes)) for path, out in zip(sig["returns"], outs)]
+    return {**structure, "values": {"ok": True, "message": ""}, "memory": memory}
+
+
+def measure(test: Evaluation) -> Measurement:
+    """A sandbox failure as it is; else the artifact, refused or run and measured."""
+    import jax
+
+    if test.get("failure"):
+        return {"values": fail(test["failure"])}
+    sig = cast(ShardedStepSig, test["sig"])  # this module is handed only its own kind
+    mesh = MeshSpec.parse(sig["mesh"]).build()
+    try:
+        exported = policy.load(test["artifact"])
+    except policy.Refused as err:
+        return policy.refused(str(err))
+    problems = policy.program_problems(exported, mesh) + input_problems(exported, sig, mesh)
+    if problems:
+        return policy.refused("; ".join(problems))
+    tolerance = (test["tolerance"][0], test["tolerance"][1])
+    return _against(jax.jit(exported.call), sig, test["seed"], reference.load(test["reference"]), tolerance)
+
+
+def _against(
+    call: Callable[..., Any], sig: ShardedStepSig, seed: int, expected: tuple[dict[str, Any], dict[str, np.ndarray]],
+    tolerance: tuple[float, float],
+) -> Measurement:  # fmt: skip
+    """The step's outputs against the reference's. Its traffic is held to the task's closed form
+    alone: a public oracle computes the step whole, so its own traffic bounds nothing."""
+    record, arrays = expected
+    outs = [arrays[f"out{i}"] for i in range(len(record["dtypes"]))]
+    return measure_outputs(call, sig, seed, outs, record["dtypes"], tolerance)
+
+
+def self_check(
+    fn: Callable[..., Any], reference_step: Callable[..., Any], sig: ShardedStepSig, seed: int,
+    tolerance: tuple[float, float],
+) -> Measurement:  # fmt: skip
+    """A notebook's step measured as the grader measures an exported one, against ``reference_step``."""
+    try:
+        call, _, _ = harness.build(fn, sig)
+    except Exception as err:  # show the student their own error, in one line
+        return {"values": fail(f"raised {type(err).__name__}: {str(err)[:400]}")}
+    return _against(call, sig, seed, _expected(reference_step, sig, seed), tolerance)
