@@ -111,11 +111,11 @@ SCRIPT = """
 """
 
 
-def _cli(tmp_path, options, script_args=()):
+def _cli(tmp_path, options, script_args=(), env=None):
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(SCRIPT))
     argv = [sys.executable, "-m", "autograder.cli", "launch", *options, "--", "python", str(script), *script_args]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
 
 
 def test_the_command_runs_a_cluster_script_and_exits_nonzero_when_a_process_fails(via, tmp_path):
@@ -164,3 +164,11 @@ def test_cluster_up_without_the_packages_names_the_apt_get_command(tmp_path):
     assert done.stderr.count("\n") == 1
     assert done.stderr.endswith("not found: apt-get install -y slurm-wlm munge openmpi-bin (as root), then try again\n")
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+@pytest.mark.parametrize("via", ENGINES)
+def test_an_engine_that_is_not_there_is_a_one_line_error(via, tmp_path):
+    done = _cli(tmp_path, ["--via", via], env={"PATH": str(tmp_path)})  # no srun, no mpirun
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    program = {"slurm": "srun", "mpi": "mpirun"}[via]
+    assert done.stderr.startswith(f"jaxcourse: launch failed: --via {via} needs {program}, which is not ready: apt-get")

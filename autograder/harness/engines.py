@@ -48,7 +48,7 @@ class Engine:
 
     name: ClassVar[str]
     program: ClassVar[str]
-    package: ClassVar[str]
+    setup: ClassVar[str]  # what makes it ready on a Debian machine
 
     def argv(self, command: Sequence[str], n: int, job: str) -> list[str]:
         raise NotImplementedError
@@ -78,13 +78,13 @@ class Engine:
     def require(self) -> None:
         if not self.ready():
             raise LaunchError(
-                f"--via {self.name} needs {self.program}, which is not installed or not running: "
-                f"apt-get install {self.package}, then jaxcourse cluster up for Slurm (or use --via local)"
+                f"--via {self.name} needs {self.program}, which is not ready: {self.setup} (or use --via local)"
             )
 
 
 class Slurm(Engine):
-    name, program, package = "slurm", "srun", "slurm-wlm"
+    name, program = "slurm", "srun"
+    setup = "apt-get install -y slurm-wlm munge, then jaxcourse cluster up (as root)"
     _LABEL = re.compile(r"^\s*(\d+): ?(.*)$", re.S)
     _EXITED = re.compile(r"tasks? (\d+)[-,\d]*: Exited with exit code (\d+)")
     _ENDED = re.compile(r"tasks? (\d+)[-,\d]*: (.+)")
@@ -133,7 +133,8 @@ class Slurm(Engine):
 
 
 class Mpi(Engine):
-    name, program, package = "mpi", "mpirun", "openmpi-bin"
+    name, program = "mpi", "mpirun"
+    setup = "apt-get install -y openmpi-bin"
     _TAG = re.compile(r"\[\d+,(\d+)\]<std(?:out|err)>:")
     _EXITED = re.compile(r"Process name: \[\[\d+,\d+\],(\d+)\]\s+Exit code:\s+(\d+)")
     _SIGNALLED = re.compile(r"process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+ \([^)]*\))")
