@@ -28,6 +28,15 @@ def test_traffic_figure_draws_sent_minimum_and_reference():
     assert "<script>" not in picture
 
 
+def test_memory_figure_draws_each_leaf_against_its_share():
+    picture = svg({"kind": "memory", "case": "mesh 8:data <b>",
+                   "leaves": [["params/w1", 256, 256.0], ["opt_state/mu/w1", 2048, 256.0]]})  # fmt: skip
+    ET.fromstring(picture)  # well-formed, so the labels were escaped
+    assert "opt_state/mu/w1" in picture and "2048 bytes" in picture and picture.count("256 bytes") == 3
+    assert picture.count('fill="#cf222e"') == 1  # only the leaf held whole is red
+    assert "<b>" not in picture
+
+
 def test_sharding_figure_shows_a_copy_per_device_for_a_varying_result():
     picture = svg({"kind": "sharding", "mesh": {"i": 4}, "shape": [8, 8], "expected": [], "varying": ["i"]})
     ET.fromstring(picture)

@@ -118,7 +118,8 @@ def test_wrong_submission_loses_exactly_its_points(
 
 def _pictures_explain_the_failures(report) -> None:
     """Traffic over the minimum comes with its bar chart; a wrong output sharding with both layouts;
-    matmuls that wait for every transfer with the steps they could have started in."""
+    matmuls that wait for every transfer with the steps they could have started in; state held
+    beyond its share with each leaf's bytes against its share."""
     for test in report.tests:
         if test.status != "failed" or test.visibility == "hidden":
             continue
@@ -127,5 +128,8 @@ def _pictures_explain_the_failures(report) -> None:
             assert test.figure["sent"] > test.figure["minimum"] or test.figure["sent"] != test.figure["reference"]
         if "computes nothing while the blocks travel" in test.message:
             assert test.figure and test.figure["kind"] == "overlap" and not test.figure["ok"], test
+        if test.name.endswith(": memory") and test.message.startswith("mesh"):
+            assert test.figure and test.figure["kind"] == "memory", test
+            assert any(held > share for _, held, share in test.figure["leaves"]), test
         if test.name.endswith(": values") and "output sharding" in test.message:
             assert test.figure and test.figure["kind"] == "sharding", test

@@ -3,8 +3,8 @@ returned), how many bytes a function moved against the minimum, and when a colle
 matmuls can start.
 
 A figure is plain data on a test result (``{"kind": "traffic", ...}``, ``{"kind": "sharding",
-...}`` or ``{"kind": "overlap", ...}``), made on the trusted side; this module only draws it, with
-every label escaped.
+...}``, ``{"kind": "overlap", ...}`` or ``{"kind": "memory", ...}``), made on the trusted side; this
+module only draws it, with every label escaped.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ CELL = 34
 
 def svg(figure: dict[str, Any]) -> str:
     """The figure as inline SVG, or "" for a kind this module does not draw."""
-    draw = {"traffic": _traffic, "sharding": _sharding, "overlap": _overlap}.get(figure.get("kind", ""))
+    draw = {"traffic": _traffic, "sharding": _sharding, "overlap": _overlap, "memory": _memory}.get(
+        figure.get("kind", "")
+    )
     return draw(figure) if draw else ""
 
 
@@ -37,19 +39,34 @@ def _traffic(figure: dict[str, Any]) -> str:
             ("minimum", figure["minimum"], "#57606a")]  # fmt: skip
     if figure.get("reference") is not None:
         bars.append(("reference", figure["reference"], "#0969da"))
+    return _bar_chart(f"{unit} sent per device on {figure.get('case', 'this case')}", bars, unit)
+
+
+def _memory(figure: dict[str, Any]) -> str:
+    """Two bars per leaf of the returned state: the bytes one device holds, and its share."""
+    bars = []
+    for path, held, share in figure["leaves"]:
+        bars.append((path, held, "#cf222e" if held > share + 1e-9 else "#1a7f37"))
+        bars.append(("its share", share, "#57606a"))
+    title = f"bytes held per device after the step on {figure.get('case', 'this case')}"
+    return _bar_chart(title, bars, "bytes", left=130)
+
+
+def _bar_chart(title_text: str, bars: list[tuple[str, float, str]], unit: str, left: int = 80) -> str:
+    """Labelled horizontal bars, scaled to the longest, each starting ``left`` pixels in."""
     top = max(value for _, value, _ in bars) or 1.0
     rows = []
     for i, (label, value, colour) in enumerate(bars):
         y = 8 + 26 * i
         width = max(1.0, BAR_WIDTH * value / top)
         rows.append(
-            f'<text x="0" y="{y + 14}" font-size="12">{label}</text>'
-            f'<rect x="80" y="{y}" width="{width:.1f}" height="18" fill="{colour}"/>'
-            f'<text x="{86 + width:.1f}" y="{y + 14}" font-size="12">{value:g} {escape(unit)}</text>'
+            f'<text x="0" y="{y + 14}" font-size="12">{escape(label)}</text>'
+            f'<rect x="{left}" y="{y}" width="{width:.1f}" height="18" fill="{colour}"/>'
+            f'<text x="{left + 6 + width:.1f}" y="{y + 14}" font-size="12">{value:g} {escape(unit)}</text>'
         )
     height = 16 + 26 * len(bars)
-    title = escape(f"{unit} sent per device on {figure.get('case', 'this case')}")
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{BAR_WIDTH + 200}" height="{height + 18}" '
+    title = escape(title_text)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{BAR_WIDTH + left + 120}" height="{height + 18}" '
             f'role="img" aria-label="{title}"><title>{title}</title>'
             f'<g transform="translate(0,18)">{"".join(rows)}</g>'
             f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text></svg>')  # fmt: skip

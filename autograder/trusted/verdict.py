@@ -58,6 +58,8 @@ def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict
         return next((m["figure"] for _, m in visible if not m["values"]["ok"] and "figure" in m), None)
     if part == "collectives" and task.overlapped:
         return _overlap_figure(correct)
+    if part == "memory":
+        return _memory_figure(task, correct)
     if part != "communication":
         return None
     shown = [(c, m) for c, m in correct if not c.hidden]  # the case the message is about, if one fails
@@ -246,6 +248,18 @@ def _memory_problem(task: Task, case: Case, m: Measurement) -> str:
         f"({share * whole:g} bytes): one device holds {total} bytes of the returned state, "
         f"the closed form is {closed:g}"
     )
+
+
+def _memory_figure(task: Task, correct: Measured) -> dict[str, Any] | None:
+    """Each returned leaf's bytes on one device against its share, for the first right visible
+    case that holds too much."""
+    for case, m in correct:
+        if not case.hidden and _memory_problem(task, case, m):
+            whole = sum(int(w) for _, _, w in m["memory"])
+            share = cast("Callable[[Case], float]", task.memory_bytes)(case) / whole
+            leaves = [[path, int(held), share * int(size)] for path, held, size in m["memory"]]
+            return {"kind": "memory", "leaves": leaves, "case": case.label()}
+    return None
 
 
 def _fraction(share: float) -> str:
