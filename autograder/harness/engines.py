@@ -26,14 +26,18 @@ from .reports import NOISE, STACK_SIGNAL, LaunchError, crash_report, hang_report
 LAUNCHER_VARS = ("JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID")
 
 
+def _added(devices: int) -> dict[str, str]:
+    """The simulated devices per process (JAX reads ``JAX_NUM_CPU_DEVICES`` as its config), on CPU,
+    with output that streams."""
+    return {"JAX_NUM_CPU_DEVICES": str(devices), "JAX_PLATFORMS": "cpu", "PYTHONUNBUFFERED": "1"}
+
+
+EXPORTED = tuple(_added(1))  # what an engine must carry to tasks on other hosts
+
+
 def task_env(devices: int) -> dict[str, str]:
-    """The environment every task starts from: this one, less the launcher's coordinates, plus
-    the simulated devices per process (JAX reads ``JAX_NUM_CPU_DEVICES`` as its config)."""
-    env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
-    return {**env, "JAX_NUM_CPU_DEVICES": str(devices), "JAX_PLATFORMS": "cpu", "PYTHONUNBUFFERED": "1"}
-
-
-EXPORTED = ("JAX_NUM_CPU_DEVICES", "JAX_PLATFORMS", "PYTHONUNBUFFERED")
+    """The environment every task starts from: this one, less the launcher's coordinates."""
+    return {**{k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}, **_added(devices)}
 
 
 @dataclass(frozen=True)
