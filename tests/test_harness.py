@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-from autograder.core.tasks import FEATURES, STACKED, Case, Input, Layout, Task
+from autograder.core.tasks import FEATURES, STACKED, Case, Input, Layout, Step, Task
 from autograder.harness import shard_map as harness
+from autograder.harness import sharded_step as step_harness
 from autograder.mesh import MeshSpec
 from autograder.trusted.inputs import make_inputs
+from autograder.trusted.kinds import score_task
 from autograder.trusted.measure import compare_values, execute, host_value
 from autograder.trusted.shard_map import artifact_problems
+from autograder.trusted.sharded_step import measure_outputs
 
 # A row-sharded matmul: x split by rows over 'x', w replicated, output split like x.
 MATMUL = Task(
@@ -57,3 +61,44 @@ def test_two_inputs_with_given_specs_export_and_measure():
     assert not verdict["ok"]
     assert "wrong values on 4 of 8 devices" in verdict["message"] and "x=1, y=0" in verdict["message"]
     assert host_value(out)[1] == "float32"
+
+
+# A step on pytrees: w and its momentum split by rows over 'data', then a batch; it returns both.
+STEP = Task(
+    name="step",
+    grade_id="test_step",
+    kind="sharded_step",
+    points={"values": 1.0, "memory": 1.0},
+    cases=(Case("4:data", shapes=((2, 3), (2, 3), (4, 3))),),
+    inputs=(Input(Layout(("data", None))),) * 3,
+    step=Step(("params/w", "opt_state/mu/w", "batch/x"), ("params", "opt_state")),
+    memory_bytes=lambda case: 2 * 2 * 3 * 4,
+)
+
+
+def test_a_step_is_judged_on_the_shards_it_returns():
+    """What a device holds after a step is read from the arrays the step returns: a step that
+    hands its momentum back whole holds all of it on every device, whatever it was given."""
+    sig = step_harness.signature(STEP, STEP.cases[0])
+    assert sig["returns"] == ["params/w", "opt_state/mu/w"]
+
+    def sharded(params, opt_state, batch):
+        return params, opt_state, jnp.sum(batch["x"])
+
+    def momentum_whole(params, opt_state, batch):
+        return params, {"mu": {"w": jax.reshard(opt_state["mu"]["w"], jax.P())}}, jnp.sum(batch["x"])
+
+    reference = step_harness.build(sharded, sig)[0]
+    mesh = MeshSpec.parse(sig["mesh"]).build()
+    expected = [np.asarray(v) for v in execute(reference, make_inputs(sig, 0, mesh), mesh)[0]]
+    for step, held in ((sharded, [24, 24]), (momentum_whole, [24, 96])):
+        m = measure_outputs(step_harness.build(step, sig)[0], sig, 0, expected, ["float32"] * 3, (1e-6, 1e-6))
+        assert m["values"]["ok"], m["values"]
+        assert [(path, mine, whole) for path, mine, whole in m["memory"]] == [
+            ("params/w", held[0], 96),
+            ("opt_state/mu/w", held[1], 96),
+        ]
+    results = {r.name: r for r in score_task(STEP, [(STEP.cases[0], m)])}
+    assert results["step: memory"].score == 0
+    assert "opt_state/mu/w is held whole on every device (96 bytes per device)" in results["step: memory"].message
+    assert "keeps 1/4 of it (24 bytes)" in results["step: memory"].message
