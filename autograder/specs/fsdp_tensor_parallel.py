@@ -1,8 +1,9 @@
 """Assignment 04_fsdp_tensor_parallel: the roofline of data, fully sharded and tensor parallelism,
 then an FSDP step, a Megatron MLP block and a step on a 2-D ``data`` x ``model`` mesh.
 
-The closed forms are written once, here: the roofline's (``ROOFLINE``, which the oracles use),
-the FSDP step's bytes sent and held per device, and the Megatron block's all-reduces. The model
+The closed forms are written once, here: the roofline's (``step_times`` and ``critical_batch``
+are part 1's oracles), the FSDP step's bytes sent and held per device, and the Megatron block's
+all-reduces. The model
 is the same small MLP throughout, ``relu(x @ w1) @ w2`` with a squared-error loss, trained by SGD
 with momentum; only where its arrays live changes.
 """
@@ -10,7 +11,6 @@ with momentum; only where its arrays live changes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 from ..core.tasks import DTYPE_BYTES, REPLICATED, Assignment, Case, Input, Layout, Step, Task
@@ -116,7 +116,7 @@ def _data_size(case: Case) -> int:
 
 def _weights_bytes(case: Case) -> float:
     """Bytes of all the parameters (w1 and w2), whole."""
-    d, h = case.shapes[0][1], case.shapes[1][1]  # w1's columns and w2's are not split
+    h, d = case.shapes[0][1], case.shapes[1][1]  # w1's columns (h) and w2's (d) are not split
     return 2 * d * h * DTYPE_BYTES[case.dtype]
 
 
@@ -287,5 +287,3 @@ ASSIGNMENT = Assignment(
         ),
     ),
 )
-
-ROOFLINE: dict[str, Callable[..., Any]] = {"step_times": step_times, "critical_batch": critical_batch}
