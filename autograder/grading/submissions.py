@@ -7,11 +7,13 @@ the grader judges the functions itself and hidden tests never enter the sandbox.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import nbformat
+if TYPE_CHECKING:
+    import nbformat
 
 from ..core.errors import JaxcourseError
 from ..core.protocol import Cell
@@ -24,6 +26,14 @@ class NotebookError(JaxcourseError):
 
 
 def read(path: Path) -> nbformat.NotebookNode:
+    """The notebook at ``path``, validated by nbformat; imported here, on first read, since a
+    notebook's ``from autograder.checks import check`` needs it only when a notebook is read."""
+    # jsonschema, which nbformat validates with, builds a parser for IRIs (rfc3987-syntax) when it
+    # is imported: a second per process, for a string format no notebook field has. Without it,
+    # jsonschema leaves that one format unchecked, as it does for every format it has no parser for.
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # None makes its import fail
+    import nbformat
+
     if not path.is_file():
         raise NotebookError(f"no notebook at {path}")
     if path.stat().st_size > MAX_NOTEBOOK_BYTES:
@@ -67,6 +77,16 @@ def code_cells(submitted: nbformat.NotebookNode, source: nbformat.NotebookNode |
         grade_id = _nbgrader(cell).get("grade_id")
         cells.append({"grade_id": grade_id, "source": locked.get(grade_id, cell.source)})
     return cells
+
+
+def public_cells(source: nbformat.NotebookNode) -> list[Cell]:
+    """The code every student has unchanged: the source's cells that are neither a solution nor
+    a test (setup, demonstrations), the part of the notebook a class shares."""
+    return [
+        {"grade_id": _nbgrader(c).get("grade_id"), "source": c.source}
+        for c in source.cells
+        if c.cell_type == "code" and not _nbgrader(c).get("solution") and not _is_test(c)
+    ]
 
 
 @dataclass(frozen=True)
