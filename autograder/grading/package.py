@@ -5,6 +5,7 @@ result made by other code is made again), and the part of the package that may e
 from __future__ import annotations
 
 import atexit
+import compileall
 import functools
 import shutil
 import sysconfig
@@ -44,6 +45,9 @@ def untrusted_package() -> Path:
         (package / name).write_text(text)
     for folder in UNTRUSTED_SIDE:
         shutil.copytree(ROOT / folder, package / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    # Compiled once here: a sandbox mounts this read-only and must not write bytecode, so it would
+    # otherwise compile every module again for each submission (ignored by another Python version).
+    compileall.compile_dir(package, quiet=1)
     return package
 
 
