@@ -37,6 +37,7 @@ class PlannedCall(TypedDict):
 class Plan(TypedDict):
     num_devices: int
     tests: list[PlannedCall]
+    keep_going: NotRequired[bool]  # run every cell whatever raises (warming the compile cache)
 
 
 class NotebookRun(TypedDict):

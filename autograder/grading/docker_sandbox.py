@@ -24,7 +24,7 @@ from ..core.protocol import MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES
 from .containers import kill, remove, running
 from .limits import Limits
 from .package import untrusted_package
-from .sandbox import LOG_TAIL_BYTES, Outcome, exit_reason, runner_argv
+from .sandbox import LOG_TAIL_BYTES, CompileCache, Outcome, exit_reason, runner_argv
 
 if TYPE_CHECKING:
     from docker.client import DockerClient
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 # Where the image installs the package (docker/Dockerfile: a venv of Python 3.11 in /opt/venv).
 IMAGE_PACKAGE = "/opt/venv/lib/python3.11/site-packages/autograder"
 GRADER_PACKAGE = "/opt/grader/autograder"
+XLA_CACHE = "/xla"  # where the class's compile cache is mounted
 LABEL = "jaxcourse.sandbox"  # value: "<host>:<grader pid>", so a later run can clear what a killed one left
 HOME = "/home/jovyan"
 GRACE = 5.0  # seconds the inside watchdog waits beyond the grader's, so the grader's fires first
@@ -57,12 +58,17 @@ class DockerSandbox:
         _open_for_container(self.package)
         remove_orphans(self.client)
 
-    def run(self, job: Path, out: Path, timeout: float) -> Outcome:
+    def run(self, job: Path, out: Path, timeout: float, cache: CompileCache | None = None) -> Outcome:
         _open_for_container(job)
         out.chmod(0o777)
+        settings = self._settings(job, out, timeout)
+        if cache is not None:  # read-only, unless this run is the one that fills it
+            cache.path.chmod(0o777 if cache.writable else 0o755)
+            settings["volumes"].append(f"{cache.path}:{XLA_CACHE}:{'rw' if cache.writable else 'ro'}")
+            settings["environment"].update(cache.env(XLA_CACHE))
         phases: dict[str, float] = {}
         start = time.perf_counter()
-        with running(self.client, image=self.image, **self._settings(job, out, timeout)) as container:
+        with running(self.client, image=self.image, **settings) as container:
             started, started_at = time.perf_counter(), time.time()
             phases["container create and start"] = started - start
             outcome = self._wait(container, out, timeout)

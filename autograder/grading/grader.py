@@ -22,7 +22,7 @@ from ..core.course import Course
 from ..core.files import write_atomic
 from ..core.mesh import MeshSpec, default_device_count
 from ..core.profile import Stopwatch
-from ..core.protocol import CELLS, PLAN, Cell, Plan, Results
+from ..core.protocol import CELLS, PLAN, Cell, Plan, PlannedCall, Results
 from ..core.records import Measurement, Signature, TestResult
 from ..core.tasks import Assignment, Case, Task, case_id, case_seed
 from ..harness.kinds import signature
@@ -32,10 +32,11 @@ from ..trusted.kinds import score_task
 from ..trusted.worker import MESH_MISMATCH_EXIT
 from . import references
 from . import submissions as nbio
+from .measured import MeasuredPrograms
 from .package import code_text
 from .references import WORKER
 from .report import Report
-from .sandbox import Outcome, ProcessSandbox, Sandbox, clean_env, run_process
+from .sandbox import CompileCache, Outcome, ProcessSandbox, Sandbox, clean_env, run_process
 
 DEFAULT_TIMEOUT = 300.0  # seconds for one submission's cells and exports
 DEFAULT_TEST_TIMEOUT = 60.0  # seconds for one export in the sandbox, or one run when measured
@@ -85,14 +86,17 @@ class Grader:
         self.provider, self.cache = provider, cache
         self._references: dict[str, str] | None = None
         self._references_lock = threading.Lock()
+        self._sandbox_cache: CompileCache | None = None
+        self._sandbox_cache_lock = threading.Lock()
         self._reference_jobs = [{"id": p.id, "sig": p.sig, "seed": p.seed} for p in self.tests]
         # A report stays valid while the notebook, the reference, the cases and the package's
         # own code are all unchanged.
         self.fingerprint_base = provider.source_text + json.dumps(self._reference_jobs, sort_keys=True) + code_text()
         self.sandbox = sandbox or ProcessSandbox()
         # Compiled programs, reused when two submissions export the same program; written and
-        # read by the trusted worker only.
+        # read by the trusted worker only. The same program on the same test is measured once.
         self.compile_cache = cache / "xla"
+        self.measured = MeasuredPrograms(cache / "measured")
 
     @property
     def references(self) -> dict[str, str]:
@@ -103,6 +107,35 @@ class Grader:
                     self.provider, self._reference_jobs, self.cache, self.num_devices, self.timeout
                 )
         return self._references
+
+    @property
+    def sandbox_cache(self) -> CompileCache | None:
+        """The class's compile cache for the sandbox, filled on first use by running the
+        notebook's public cells (no solution, no test) in the sandbox itself; read-only after.
+        Without the source notebook (a student's own check) and a sandbox that isolates nothing,
+        the student's own runs fill it as they go; with an isolating one, there is none."""
+        folder = self.cache / "sandbox-xla"
+        with self._sandbox_cache_lock:
+            if self._sandbox_cache is None and self.source is not None:
+                self._sandbox_cache = self._fill_sandbox_cache(folder)
+            elif self._sandbox_cache is None and not self.sandbox.isolates:
+                folder.mkdir(parents=True, exist_ok=True)
+                self._sandbox_cache = CompileCache(folder, writable=True)
+        return self._sandbox_cache
+
+    def _fill_sandbox_cache(self, folder: Path) -> CompileCache:
+        """Run the public cells once, with the cache writable, unless it was already filled from
+        these cells in this kind of sandbox. A run that fails leaves a cache that is only smaller."""
+        cells = nbio.public_cells(self.source)
+        stamp = hashlib.sha256(json.dumps([cells, self.sandbox.name, getattr(self.sandbox, "image", "")]).encode())
+        done = folder / "filled-from"
+        folder.mkdir(parents=True, exist_ok=True)
+        if not done.is_file() or done.read_text() != stamp.hexdigest():
+            with tempfile.TemporaryDirectory(prefix="jaxcourse-warm-") as tmp:
+                job, out, _ = self.prepare(cells, Path(tmp), keep_going=True)
+                self.sandbox.run(job, out, self.timeout, CompileCache(folder, writable=True))
+            write_atomic(done, stamp.hexdigest())
+        return CompileCache(folder)
 
     def _source(self, course: Course | None) -> Any:
         if course is None:
@@ -129,31 +162,34 @@ class Grader:
         watch = Stopwatch()
         with watch.phase("reference cache"):  # computed by the first submission, shared by the rest
             _ = self.references
+        with watch.phase("sandbox compile cache"):  # filled by the first submission's grading too
+            cache = self.sandbox_cache
         with tempfile.TemporaryDirectory(prefix=f"jaxcourse-{student}-") as tmp:
-            report = self._grade_cells(student, nbio.code_cells(nb, self.source), Path(tmp), watch)
+            report = self._grade_cells(student, nbio.code_cells(nb, self.source), Path(tmp), watch, cache)
         report.fingerprint, report.profile = fingerprint, watch
         return report
 
-    def prepare(self, cells: list[Cell], work: Path) -> tuple[Path, Path, Path]:
+    def prepare(self, cells: list[Cell], work: Path, keep_going: bool = False) -> tuple[Path, Path, Path]:
         """The sandbox's job folder (cells and plan), its empty results folder, and the grader's
-        own folder for the artifacts taken out of the results."""
+        own folder for the artifacts taken out of the results. ``keep_going``: run every cell and
+        call nothing (filling the compile cache)."""
         job, out, artifacts = work / "job", work / "out", work / "artifacts"
         for folder in (job, out, artifacts):
             folder.mkdir()
         (job / CELLS).write_text(json.dumps(cells))
-        plan: Plan = {
-            "num_devices": self.num_devices,
-            "tests": [
-                {"id": p.id, "sig": p.sig, "index": i, "timeout": self.test_timeout} for i, p in enumerate(self.tests)
-            ],
-        }
+        tests: list[PlannedCall] = [
+            {"id": p.id, "sig": p.sig, "index": i, "timeout": self.test_timeout} for i, p in enumerate(self.tests)
+        ]
+        plan: Plan = {"num_devices": self.num_devices, "tests": [] if keep_going else tests, "keep_going": keep_going}
         (job / PLAN).write_text(json.dumps(plan))
         return job, out, artifacts
 
-    def _grade_cells(self, student: str, cells: list[Cell], work: Path, watch: Stopwatch) -> Report:
+    def _grade_cells(
+        self, student: str, cells: list[Cell], work: Path, watch: Stopwatch, cache: CompileCache | None
+    ) -> Report:
         job, out, artifacts = self.prepare(cells, work)
         with watch.phase("sandbox: all"):
-            outcome = self.sandbox.run(job, out, self.timeout)
+            outcome = self.sandbox.run(job, out, self.timeout, cache)
         watch.update(outcome.phases, "sandbox: ")
         if outcome.status == "timeout":
             return self.failed(student, "timeout", f"the notebook did not finish within {self.timeout:g} s")
@@ -195,9 +231,11 @@ class Grader:
 
     def _evaluate(self, results: Results, work: Path, watch: Stopwatch) -> dict[str, Measurement] | str:
         """Measurements per test id, or the reason the whole evaluation failed."""
-        pending = [self._eval_entry(p, results["tests"].get(p.id)) for p in self.tests]
+        entries = [self._eval_entry(p, results["tests"].get(p.id)) for p in self.tests]
+        done = self.measured.reused(entries, results["meshes"])
+        watch.count("measurements reused", len(done))
+        pending = [e for e in entries if e["id"] not in done]
         progress = work / "evaluation.jsonl"
-        done: dict[str, Measurement] = {}
         while pending:
             job = {"mode": "submission", "num_devices": self.num_devices, "meshes": results["meshes"],
                    "progress": str(progress), "compile_cache": str(self.compile_cache), "tests": pending}  # fmt: skip
@@ -209,7 +247,9 @@ class Grader:
                                   progress, self.test_timeout, self.startup)  # fmt: skip
             if outcome.returncode == MESH_MISMATCH_EXIT:
                 return _last_line(outcome.log_tail)
-            done.update(_read_progress(progress))
+            measured = _read_progress(progress)
+            self.measured.remember(pending, results["meshes"], measured)
+            done.update(measured)
             _worker_phases(progress, outcome.started_at, watch)
             progress.unlink(missing_ok=True)  # a worker started again for the rest writes anew
             pending = [t for t in pending if t["id"] not in done]

@@ -40,11 +40,29 @@ class Outcome:
     phases: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class CompileCache:
+    """A folder of compiled XLA programs that JAX in the sandbox loads instead of compiling:
+    filled once per class from the notebook's public cells (``writable``), then only read, so
+    every submission's demo cells find their programs there and no submission adds to it."""
+
+    path: Path
+    writable: bool = False
+
+    def env(self, path: str) -> dict[str, str]:
+        """JAX's settings for a cache at ``path`` as the sandbox sees it: every program kept."""
+        return {
+            "JAX_COMPILATION_CACHE_DIR": path,
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+        }
+
+
 class Sandbox(Protocol):
     name: str
     isolates: bool  # whether the code inside is kept from the network, the files and the machine
 
-    def run(self, job: Path, out: Path, timeout: float) -> Outcome: ...
+    def run(self, job: Path, out: Path, timeout: float, cache: CompileCache | None = None) -> Outcome: ...
 
 
 def exit_reason(code: int | None) -> str:
@@ -127,9 +145,10 @@ class ProcessSandbox:
     name = "process"
     isolates = False
 
-    def run(self, job: Path, out: Path, timeout: float) -> Outcome:
+    def run(self, job: Path, out: Path, timeout: float, cache: CompileCache | None = None) -> Outcome:
+        """``cache`` is used as it is, read-only or not: nothing here could keep the code from it."""
         home = job.parent / "home"
         home.mkdir()
         argv = runner_argv(sys.executable, job, out, "-S")
-        env = {**clean_env(home), "PYTHONPATH": untrusted_pythonpath()}
+        env = {**clean_env(home), "PYTHONPATH": untrusted_pythonpath(), **(cache.env(str(cache.path)) if cache else {})}
         return run_process(argv, home, env, timeout, job.parent / "runner.log")
