@@ -21,7 +21,7 @@ from autograder.launch import LaunchError, launch
 
 from .helpers.cluster import WHAT
 from .helpers.engine import unavailable
-from .test_launch import crash_in_one, global_sum, one_never_arrives
+from .helpers.multiprocess import crash_in_one, global_sum, one_never_arrives
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
@@ -95,7 +95,7 @@ def test_a_hang_is_reported_within_the_timeout_naming_the_process(via):
     assert time.monotonic() - start < 30
     message = str(err.value)
     assert "the group hung for 10 s" in message
-    assert "did not arrive: process 1 (test_launch.py:" in message and "in one_never_arrives" in message
+    assert "did not arrive: process 1 (multiprocess.py:" in message and "in one_never_arrives" in message
     assert "waiting inside JAX: process 0" in message
     if via == "slurm":  # the engine's own tool says who was still running
         assert re.search(r"Slurm step \d+\.\d+: scontrol listpids shows task 0, 1 still running", message), message

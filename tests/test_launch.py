@@ -12,19 +12,9 @@ import pytest
 
 from autograder.launch import LaunchError, launch
 
+from .helpers.multiprocess import crash_in_one, global_sum, one_never_arrives
+
 pytestmark = pytest.mark.slow
-
-
-def global_sum(scale):
-    import jax
-    import jax.numpy as jnp
-
-    mesh = jax.make_mesh((jax.device_count(),), ("i",), axis_types=(jax.sharding.AxisType.Explicit,))
-    local = jnp.full((jax.local_device_count(),), float(jax.process_index() + 1)) * scale
-    x = jax.make_array_from_process_local_data(jax.NamedSharding(mesh, jax.P("i")), local)
-    total = jax.jit(jax.shard_map(lambda v: jax.lax.psum(v, "i"), mesh=mesh, in_specs=jax.P("i"), out_specs=jax.P()))
-    print("devices", jax.device_count(), "local", jax.local_device_count())
-    return {"rank": jax.process_index(), "sum": total(x)}
 
 
 def test_every_process_returns_its_result_by_rank():
@@ -37,36 +27,11 @@ def test_every_process_returns_its_result_by_rank():
     assert "[process 1] devices 8 local 4" in out.getvalue()
 
 
-def crash_in_one():
-    import time
-
-    import jax
-
-    if jax.process_index() == 1:
-        raise RuntimeError("process one gave up")
-    time.sleep(60)
-
-
 def test_a_crash_stops_the_group_at_once_and_names_the_process():
     start = time.monotonic()
     with pytest.raises(LaunchError, match="process 1 exited with code 1: RuntimeError: process one gave up"):
         launch(crash_in_one, num_processes=2, devices_per_process=2, timeout=120, out=io.StringIO())
     assert time.monotonic() - start < 30  # not the 60 s the other process would sleep
-
-
-def one_never_arrives():
-    import time
-
-    import jax
-    import jax.numpy as jnp
-
-    mesh = jax.make_mesh((jax.device_count(),), ("i",), axis_types=(jax.sharding.AxisType.Explicit,))
-    if jax.process_index() == 1:
-        time.sleep(600)  # never reaches the collective below
-    x = jax.make_array_from_process_local_data(
-        jax.NamedSharding(mesh, jax.P("i")), jnp.ones((jax.local_device_count(),))
-    )
-    return jax.jit(jax.shard_map(lambda v: jax.lax.psum(v, "i"), mesh=mesh, in_specs=jax.P("i"), out_specs=jax.P()))(x)
 
 
 def test_a_hang_is_reported_at_the_timeout_naming_who_did_not_arrive():
@@ -76,7 +41,7 @@ def test_a_hang_is_reported_at_the_timeout_naming_who_did_not_arrive():
     assert time.monotonic() - start < 40
     message = str(err.value)
     assert "the group hung for 15 s" in message
-    assert "did not arrive: process 1 (test_launch.py:" in message and "in one_never_arrives" in message
+    assert "did not arrive: process 1 (multiprocess.py:" in message and "in one_never_arrives" in message
     assert "waiting inside JAX: process 0" in message
 
 
