@@ -137,6 +137,14 @@ class Grader:
             write_atomic(done, stamp.hexdigest())
         return CompileCache(folder)
 
+    def _references_ahead(self) -> None:
+        """The reference records, computed in the background: a failure is raised again where
+        they are needed, with the grader's own message."""
+        try:
+            _ = self.references
+        except Exception:  # computed again, and raised, when the measurement needs them
+            pass
+
     def _source(self, course: Course | None) -> Any:
         if course is None:
             return None
@@ -160,8 +168,8 @@ class Grader:
         except nbio.NotebookError as err:
             return self.failed(student, "invalid", str(err), fingerprint)
         watch = Stopwatch()
-        with watch.phase("reference cache"):  # computed by the first submission, shared by the rest
-            _ = self.references
+        if self._references is None:  # the first submission: compute them while its sandbox runs
+            threading.Thread(target=self._references_ahead, daemon=True).start()
         with watch.phase("sandbox compile cache"):  # filled by the first submission's grading too
             cache = self.sandbox_cache
         with tempfile.TemporaryDirectory(prefix=f"jaxcourse-{student}-") as tmp:
@@ -231,6 +239,8 @@ class Grader:
 
     def _evaluate(self, results: Results, work: Path, watch: Stopwatch) -> dict[str, Measurement] | str:
         """Measurements per test id, or the reason the whole evaluation failed."""
+        with watch.phase("reference cache"):  # computed by the first submission, shared by the rest
+            _ = self.references
         entries = [self._eval_entry(p, results["tests"].get(p.id)) for p in self.tests]
         done = self.measured.reused(entries, results["meshes"])
         watch.count("measurements reused", len(done))
