@@ -179,5 +179,6 @@ def test_the_broker_needs_its_password_and_no_sandbox_sees_it(classroom, client)
             "/out",
             "/opt/grader/autograder",
             "/opt/venv/lib/python3.11/site-packages/autograder",
+            "/xla",  # the class's compile cache (read-only; tests/adversarial's poisons_compile_cache)
         }, mounts
         assert attrs["HostConfig"]["NetworkMode"] == "none"
