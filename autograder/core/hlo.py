@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from math import prod
+from typing import Any
 
 from . import records
 from .tasks import COLLECTIVES, HLO_TO_JAX
@@ -82,6 +83,9 @@ class Census:
     # (their ring algorithms send to neighbours).
     link_values_per_device: float | None = 0
     farthest_hops: int = 0  # the most links one collective-permute pair crosses
+    # Given the mesh's axis names: the axes each collective spans ("data", "data,model"), and how
+    # often each kind runs across them; "" for one that spans no axis (a group of one device).
+    by_axes: dict[str, Counter[str]] = field(default_factory=dict)
 
     def to_json(self) -> records.Census:
         return {
@@ -91,6 +95,7 @@ class Census:
             "unbounded": self.unbounded,
             "link_values_per_device": self.link_values_per_device,
             "farthest_hops": self.farthest_hops,
+            "by_axes": {axes: dict(counts) for axes, counts in self.by_axes.items()},
         }
 
 
@@ -102,10 +107,13 @@ class _Instr:
     attrs: str
 
 
-def hlo_census(hlo_text: str, mesh_shape: tuple[int, ...] | None = None) -> Census:
+def hlo_census(
+    hlo_text: str, mesh_shape: tuple[int, ...] | None = None, axis_names: tuple[str, ...] | None = None
+) -> Census:
     """Count collectives and bytes sent per device, following while loops by their trip counts.
     ``mesh_shape`` lays the partitions out (row-major, as a mesh numbers them) on the network
-    whose links are counted; without it they form one ring."""
+    whose links are counted; without it they form one ring. With ``axis_names`` too, each
+    collective is also counted under the mesh axes its groups span."""
     comps, entry, partitions = _parse_module(hlo_text)
     census = Census()
     if entry is None:
@@ -117,6 +125,9 @@ def hlo_census(hlo_text: str, mesh_shape: tuple[int, ...] | None = None) -> Cens
             op = ins.op.removesuffix("-start")
             if op not in HLO_COLLECTIVES or ins.op.endswith("-done"):
                 continue
+            if axis_names is not None:
+                axes = ",".join(spanned_axes(op, ins.attrs, shape, axis_names))
+                census.by_axes.setdefault(axes, Counter())[op] += 1 if times is None else times
             if times is None:
                 census.unbounded.append(HLO_TO_JAX[op])
                 census.counts[op] += 1
@@ -157,6 +168,73 @@ def torus_hops(source: int, target: int, mesh_shape: tuple[int, ...]) -> int:
         (source, a), (target, b) = divmod(source, size), divmod(target, size)
         hops += min((a - b) % size, (b - a) % size)
     return hops
+
+
+def spanned_axes(op: str, attrs: str, mesh_shape: tuple[int, ...], axis_names: tuple[str, ...]) -> list[str]:
+    """The mesh axes along which the devices of one group of this collective differ, in mesh
+    order: a psum over ``model`` on a ``data x model`` mesh spans ``model`` only."""
+    varying: set[int] = set()
+    for group in _device_groups(op, attrs, prod(mesh_shape)):
+        coords = [_coords(device, mesh_shape) for device in group]
+        varying |= {axis for axis in range(len(mesh_shape)) if len({c[axis] for c in coords}) > 1}
+    return [axis_names[axis] for axis in sorted(varying)]
+
+
+def _coords(device: int, mesh_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A device's place on the mesh, numbered row-major as a mesh numbers its devices."""
+    coords = []
+    for size in reversed(mesh_shape):
+        device, at = divmod(device, size)
+        coords.append(at)
+    return tuple(reversed(coords))
+
+
+_IOTA = r"\[([\d,]+)\](?:T\(([\d,]+)\))?"  # iota over dims, then transposed: [2,4]T(1,0)
+_NAMED_GROUPS_RE = re.compile(r"replica_groups=mesh\[([^\]]*)\](?:,\s*device_ids=\(" + _IOTA + r"\))?\s*\{([^}]*)\}")
+_IOTA_GROUPS_RE = re.compile(r"replica_groups=\[([\d,]+)\]<=" + _IOTA)
+_EXPLICIT_GROUPS_RE = re.compile(r"replica_groups=\{((?:\{[\d,]*\},?)*)\}")
+
+
+def _device_groups(op: str, attrs: str, devices: int) -> list[list[int]]:
+    """The groups of devices a collective runs over: a collective-permute's pairs, explicit
+    replica groups, the iota form ``[G,S]<=[dims]T(perm)``, or the partitioner's named form
+    (``mesh['axis_0'=2,'axis_1'=4], device_ids=([2,4]T(1,0)) {'axis_0'}``); every device when
+    none is given."""
+    import numpy as np
+
+    if op == "collective-permute":
+        match = _PAIRS_RE.search(attrs)
+        pairs = re.findall(r"\{(\d+),(\d+)\}", match.group(1)) if match else []
+        return [[int(s), int(t)] for s, t in pairs]
+    named = _NAMED_GROUPS_RE.search(attrs)
+    if named:
+        dims = [(name, int(size)) for name, size in re.findall(r"'([^']+)'=(\d+)", named.group(1))]
+        shape = [size for _, size in dims]
+        ids = _iota(named.group(2), named.group(3)) if named.group(2) else np.arange(prod(shape))
+        grid = ids.reshape(shape)
+        chosen = set(re.findall(r"'([^']+)'", named.group(4)))
+        inside = [i for i, (name, _) in enumerate(dims) if name in chosen]
+        outside = [i for i in range(len(dims)) if i not in inside]
+        rows = grid.transpose(outside + inside).reshape(-1, prod(shape[i] for i in inside))
+        return [list(map(int, row)) for row in rows]
+    iota = _IOTA_GROUPS_RE.search(attrs)
+    if iota:
+        shape = [int(d) for d in iota.group(1).split(",")]
+        return [list(map(int, row)) for row in _iota(iota.group(2), iota.group(3)).reshape(shape[0], -1)]
+    explicit = _EXPLICIT_GROUPS_RE.search(attrs)
+    if explicit and explicit.group(1):
+        return [[int(d) for d in g.split(",") if d] for g in re.findall(r"\{([\d,]*)\}", explicit.group(1))]
+    return [list(range(devices))]
+
+
+def _iota(dims: str, perm: str | None) -> Any:
+    """Device ids 0..n-1 laid out over ``dims``, transposed by ``perm``, flattened."""
+    import numpy as np
+
+    ids = np.arange(prod(int(d) for d in dims.split(","))).reshape([int(d) for d in dims.split(",")])
+    if perm:
+        ids = ids.transpose([int(p) for p in perm.split(",")])
+    return ids.reshape(-1)
 
 
 def _parse_module(text: str) -> tuple[dict[str, list[_Instr]], str | None, int]:

@@ -29,7 +29,7 @@ def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, 
         compiled = lowered.compile()
         out = compiled(*args)
     asked = lowered.as_text()
-    census = hlo_census(compiled.as_text(), tuple(mesh.devices.shape))
+    census = hlo_census(compiled.as_text(), tuple(mesh.devices.shape), tuple(mesh.axis_names))
     structure: Measurement = {
         "asked": dict(stablehlo_collectives(asked)),
         "census": {**census.to_json(), "program_bytes": program_bytes(census, stablehlo_itemsizes(asked))},
