@@ -1,4 +1,5 @@
-"""Reference solutions for 01_collectives, and the hidden cases the grader adds.
+"""Reference solutions for 01_collectives, the hidden cases the grader adds, and the closed forms
+(TARGETS) that bound each part's traffic.
 
 Each function body here is the single source of the matching solution region in
 assignments/source/01_collectives/01_collectives.ipynb (tests/test_solutions_sync.py checks it).
@@ -9,7 +10,7 @@ from math import prod
 import jax
 import jax.numpy as jnp
 
-from autograder.core.tasks import Case
+from autograder.core.tasks import Case, Targets
 
 
 def local_shape(global_shape, spec, mesh_shape):
@@ -99,4 +100,43 @@ HIDDEN_CASES = {
         Case("4x2:x,y", "x", ((),), "key"),
         Case("2x4:x,y", "x", ((),), "key"),
     ),
+}
+
+
+# Traffic bounds count values sent per device (the wire may widen a type; values stay).
+
+
+def _values(case):
+    return prod(case.shapes[0])
+
+
+def _axis_size(case):
+    return case.mesh_spec.axis_sizes[case.axis]
+
+
+def _all_gather_values(case):
+    # Every device must receive the N-1 blocks it lacks; a ring sends as many as it receives.
+    return (_axis_size(case) - 1) * _values(case)
+
+
+def _reduce_scatter_values(case):
+    n = _axis_size(case)
+    return (n - 1) / n * _values(case)
+
+
+def _all_reduce_values(case):
+    return 2 * _reduce_scatter_values(case)
+
+
+def _layernorm_values(case):
+    # Two statistics per row, all-reduced: 2 (N-1)/N of 2 x batch values.
+    n = _axis_size(case)
+    return 2 * (n - 1) / n * 2 * case.shapes[0][0]
+
+
+TARGETS = {
+    "ring_all_gather": Targets(comm_bound=_all_gather_values),
+    "ring_reduce_scatter": Targets(comm_bound=_reduce_scatter_values),
+    "ring_all_reduce": Targets(comm_bound=_all_reduce_values),
+    "sharded_layernorm": Targets(comm_bound=_layernorm_values),
 }

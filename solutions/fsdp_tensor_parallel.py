@@ -1,4 +1,5 @@
-"""Reference solutions for 04_fsdp_tensor_parallel, and the hidden cases the grader adds.
+"""Reference solutions for 04_fsdp_tensor_parallel, the hidden cases the grader adds, and the
+closed forms (TARGETS) of what the steps send and hold, and of the Megatron block's all-reduces.
 
 Each function body here is the single source of the matching solution region in
 assignments/source/04_fsdp_tensor_parallel/04_fsdp_tensor_parallel.ipynb (tests/test_solutions_sync.py checks it).
@@ -7,9 +8,10 @@ assignments/source/04_fsdp_tensor_parallel/04_fsdp_tensor_parallel.ipynb (tests/
 import jax
 import jax.numpy as jnp
 
-from autograder.core.tasks import Case
-from autograder.specs.fsdp_tensor_parallel import (
-    ASSIGNMENT,
+from math import prod
+
+from autograder.core.tasks import DTYPE_BYTES, Case, Targets
+from autograder.specs.given.fsdp_tensor_parallel import (
     FSDP_LAYOUTS,
     KEEP,
     SMALL,
@@ -93,4 +95,39 @@ HIDDEN_CASES = {
     "fsdp_step": mlp_cases((("4:data", 8, 8, 16),), FSDP_LAYOUTS),
     "megatron_mlp": megatron_cases((("4:model", 8, 8, 32, "float32"), ("4x2:data,model", 4, 16, 32, "bfloat16"))),
     "dp_tp_step": mlp_cases((("4x2:data,model", 16, 8, 16),), TWO_D_LAYOUTS),
+}
+
+
+def _state_bytes_held(case):
+    """The returned state at rest, per device: the local shapes of w1, w2 and their momentum
+    under the task's layouts (FSDP: 1/N of each over data; DP x TP: 1/M over model)."""
+    return sum(prod(shape) for shape in case.shapes[:4]) * DTYPE_BYTES[case.dtype]
+
+
+def _fsdp_bytes(case):
+    """Sent per device per step: the weights gathered once (kept for the backward pass), the
+    gradients reduce-scattered, and the loss all-reduced."""
+    n = case.mesh_spec.axis_sizes["data"]
+    h, d = case.shapes[0][1], case.shapes[1][1]  # w1's columns (h) and w2's (d) are not split
+    weights = 2 * d * h * DTYPE_BYTES[case.dtype]
+    return (n - 1) / n * (2 * weights + 2 * DTYPE_BYTES[case.dtype])
+
+
+def _megatron_all_reduces(case):
+    """One all-reduce forward (after the row-parallel layer); one more backward (the input's
+    gradient, summed over the column-parallel layer's shards)."""
+    return {"psum": 2 if case.differentiate else 1}
+
+
+def _megatron_bytes(case):
+    """Each all-reduce carries the batch x d_model activations (or their gradient) once."""
+    n = case.mesh_spec.axis_sizes["model"]
+    b, d = case.shapes[0]
+    return _megatron_all_reduces(case)["psum"] * 2 * (n - 1) / n * b * d * DTYPE_BYTES[case.dtype]
+
+
+TARGETS = {
+    "fsdp_step": Targets(comm_bytes=_fsdp_bytes, memory_bytes=_state_bytes_held),
+    "megatron_mlp": Targets(comm_bytes=_megatron_bytes, collective_counts=_megatron_all_reduces),
+    "dp_tp_step": Targets(memory_bytes=_state_bytes_held),
 }

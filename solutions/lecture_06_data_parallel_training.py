@@ -1,7 +1,11 @@
 """Worked answers to the self-check exercises of lecture 06_data_parallel_training."""
 
+from math import prod
+
 import jax
 import jax.numpy as jnp
+
+from autograder.core.tasks import Targets
 
 
 def data_parallel_gradient(w, x, y, axis_name):
@@ -26,3 +30,16 @@ def accumulated_gradient(w, x, y, axis_name, micro):
     # the global batch. Dividing locally costs nothing; the one pmean, after the loop, sends one
     # gradient, where a pmean inside the loop would send `micro` of them.
     return jax.lax.pmean(total / micro, axis_name)
+
+
+def _all_reduce_weights(case):
+    """One all-reduce of a gradient the size of the weights: 2 (N-1)/N of it."""
+    n = case.mesh_spec.axis_sizes[case.axis]  # these cases all name an axis
+    return 2 * (n - 1) / n * prod(case.shapes[0])
+
+
+# The traffic each exercise is held to: the least it can send, in values per device.
+TARGETS = {
+    "data_parallel_gradient": Targets(comm_bound=_all_reduce_weights),
+    "accumulated_gradient": Targets(comm_bound=_all_reduce_weights),
+}

@@ -1,6 +1,10 @@
 """Worked answers to the self-check exercises of lecture 08_fsdp_and_tensor_parallelism."""
 
+from math import prod
+
 import jax
+
+from autograder.core.tasks import Targets
 
 SHARDED = {"dp": (), "zero1": ("state",), "zero2": ("state", "grads"), "fsdp": ("state", "grads", "params")}
 
@@ -32,3 +36,15 @@ def matmul_intensity(m, k, n, itemsize):
     flops = 2 * m * k * n  # one multiply and one add per term of every sum
     moved = itemsize * (m * k + k * n + m * n)  # read both operands, write the product
     return flops / moved
+
+
+def _one_all_reduce_of_the_gradient(case):
+    """Reduce-scatter then all-gather of a vector the size of w: 2 (N-1)/N of it."""
+    n = case.mesh_spec.axis_sizes[case.axis]  # these cases all name an axis
+    return 2 * (n - 1) / n * prod(case.shapes[0])
+
+
+# The traffic each exercise is held to: the least it can send, in values per device.
+TARGETS = {
+    "zero_momentum_step": Targets(comm_bound=_one_all_reduce_of_the_gradient),
+}

@@ -1,4 +1,4 @@
-"""Reference solutions for 03_multiprocess_training.
+"""Reference solutions for 03_multiprocess_training, and the layout the grader adds.
 
 Each function body here is the single source of the matching solution region in
 assignments/source/03_multiprocess_training/03_multiprocess_training.ipynb
@@ -11,15 +11,15 @@ import numpy as np
 import optax
 from jax.experimental import multihost_utils
 
-from autograder.specs.multiprocess_training import (
+from autograder.specs.given.multiprocess_training import (
     data_mesh,
     init_state,
-    layout,
     local_batch,
     local_batch_count,
     loss_fn,
     optimizer,
 )
+from autograder.specs.multiprocess_training import layout
 
 
 def make_global_batch(local_batch, mesh):

@@ -1,4 +1,5 @@
-"""Reference solutions for 02_sharded_matmul, and the hidden cases the grader adds.
+"""Reference solutions for 02_sharded_matmul, the hidden cases the grader adds, and the closed
+forms (TARGETS) each part's traffic is held to: comm_bytes's own answer, per case.
 
 Each function body here is the single source of the matching solution region in
 assignments/source/02_sharded_matmul/02_sharded_matmul.ipynb (tests/test_solutions_sync.py checks it).
@@ -7,8 +8,9 @@ assignments/source/02_sharded_matmul/02_sharded_matmul.ipynb (tests/test_solutio
 import jax
 import jax.numpy as jnp
 
-from autograder.specs.sharded_matmul import ASSIGNMENT, matmul_cases
-from autograder.core.tasks import Case
+from autograder.core.tasks import DTYPE_BYTES, Case, Targets
+from autograder.specs.given.sharded_matmul import CHOICES, global_mkn, matmul_cases
+from autograder.specs.sharded_matmul import ASSIGNMENT
 
 
 def comm_bytes(strategy, m, k, n, num_devices, itemsize):
@@ -121,3 +123,24 @@ HIDDEN_CASES = {
     ),
     **{t.name: _hidden_matmul_cases(t) for t in ASSIGNMENT.tasks if t.kind == "shard_map"},
 }
+
+
+def _plan_bytes(plan, task, case):
+    """Bytes per device of ``plan`` on the case's global sizes, at the case's dtype."""
+    m, k, n = global_mkn(case, *(inp.layout for inp in task.inputs))
+    return comm_bytes(plan, m, k, n, case.mesh_spec.axis_sizes[case.axis], DTYPE_BYTES[case.dtype])
+
+
+def _targets(task):
+    if task.name in CHOICES:  # the cheapest of the plans the student chooses between
+        plans = lambda case: {plan: _plan_bytes(plan, task, case) for plan in CHOICES[task.name]}  # noqa: E731
+        return Targets(comm_bytes=lambda case: min(plans(case).values()), plan_bytes=plans)
+    (collective,) = task.required
+    if collective == "ppermute":  # a ring runs N - 1 steps, each one ppermute
+        counts = lambda case: {"ppermute": case.mesh_spec.axis_sizes[case.axis] - 1}  # noqa: E731
+    else:  # the one collective the plan names, once: of the right operand, or of C
+        counts = lambda case: {collective: 1}  # noqa: E731
+    return Targets(comm_bytes=lambda case: _plan_bytes(task.name, task, case), collective_counts=counts)
+
+
+TARGETS = {t.name: _targets(t) for t in ASSIGNMENT.tasks if t.kind == "shard_map"}

@@ -45,7 +45,7 @@ def client(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="session")
 def sources(course) -> images.Sources:
     """The checkout's lectures and a fresh release of its assignments."""
-    return images.Sources(REPO, REPO / "course", course.nbgrader_root / "release")
+    return images.Sources(REPO, REPO / "course", course.nbgrader_root / "release", course.nbgrader_root / "expected")
 
 
 @pytest.fixture(scope="session")

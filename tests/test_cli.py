@@ -23,9 +23,11 @@ JAXCOURSE = [sys.executable, "-m", "autograder.cli"]
 TOTAL = total(ASSIGNMENT)
 
 
-def run(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+def run(*args: str, cwd: Path, timeout: float = 600, expected: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("JAXCOURSE_ROOT", None)
+    if expected is not None:
+        env["JAXCOURSE_EXPECTED"] = str(expected)
     return subprocess.run([*JAXCOURSE, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
 
 
@@ -63,12 +65,13 @@ def test_check_reads_a_corrupt_notebook_as_bad_input(course, tmp_path):
     assert done.returncode == 2 and "is not a readable notebook" in done.stderr
 
 
-def test_check_outside_a_course_uses_the_public_oracles(course, tmp_path):
-    """A student's copy has no solutions: visible cases only, still full marks for a right answer."""
+def test_check_outside_a_course_uses_the_shipped_records(course, tmp_path):
+    """A student's copy has no solutions: visible cases only, judged against the records the
+    release shipped (as the image names them), still full marks for a right answer."""
     nb = solved_notebook(course)
     path = tmp_path / NOTEBOOK
     nbformat.write(nb, path)
-    done = run("check", str(path), "--json", cwd=tmp_path)
+    done = run("check", str(path), "--json", cwd=tmp_path, expected=course.nbgrader_root / "expected")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["status"] == "graded"

@@ -67,3 +67,35 @@ def test_nbgrader_autograde_gives_the_reference_full_marks(course, assignment):
             assert gb.find_submission(assignment, "nbgrader-alice").score == total(assignment)
     finally:
         shutil.rmtree(submitted / "nbgrader-alice", ignore_errors=True)
+
+
+def test_the_release_ships_the_visible_cases_records_and_nothing_else(course, tmp_path):
+    """One source of truth: the shipped records are what today's references give, made afresh
+    here with no cache; and they are the visible cases', on the unsalted seeds a student's check
+    draws: no hidden case and no graded input has a record a student could read."""
+    from autograder.grading import expected
+    from autograder.grading.plan import plan
+    from autograder.grading.references import Provider, ensure, record_key
+    from autograder.specs import ASSIGNMENTS, EXERCISES
+    from autograder.trusted import reference as records
+
+    for spec in (*ASSIGNMENTS.values(), *EXERCISES.values()):
+        store = course.nbgrader_root / "expected" / expected.folder_name(spec)
+        unsalted = Provider.solutions(course, spec, salted=False)
+        visible = plan(spec.name, spec.tasks, "", unsalted.targets)
+        assert {p.stem for p in store.iterdir()} == {record_key(t.sig, t.seed) for t in visible}, spec.name
+        fresh = ensure(unsalted, visible, tmp_path / expected.folder_name(spec), 8, expected.TIMEOUT)
+        for test in visible:
+            (ours, our_arrays), (shipped, shipped_arrays) = (
+                records.load(fresh[test.id]),
+                records.load(store / record_key(test.sig, test.seed)),
+            )
+            assert ours == shipped, test.id
+            assert our_arrays.keys() == shipped_arrays.keys() and all(
+                (our_arrays[k] == shipped_arrays[k]).all() for k in our_arrays
+            ), test.id
+        tasks = tuple(t.with_hidden(unsalted.hidden_cases(t)) for t in spec.tasks)
+        hidden = [t for t in plan(spec.name, tasks, "", unsalted.targets) if t.case.hidden]
+        graded = plan(spec.name, tasks, course.salt(), unsalted.targets)
+        never = {record_key(t.sig, t.seed) for t in hidden + graded}
+        assert not never & {p.stem for p in store.iterdir()}, spec.name

@@ -1,5 +1,5 @@
-"""02_sharded_matmul's engine pieces: the closed forms, bytes at the program's dtypes, the bytes and
-ring-step verdicts, and the message for an output that is not the sharding asked for."""
+"""02_sharded_matmul's engine pieces: the instructor's closed forms, bytes at the program's dtypes,
+the bytes and ring-step verdicts, and the message for an output that is not the sharding asked for."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ import pytest
 from autograder.core.hlo import hlo_census, program_bytes, stablehlo_itemsizes
 from autograder.harness import shard_map as harness
 from autograder.specs import get
-from autograder.specs.sharded_matmul import CLOSED_FORMS, comm_bytes
-from autograder.trusted.kinds import score_task
+from autograder.specs.sharded_matmul import PLANS
 from autograder.trusted.measure import compare_python
+from solutions.sharded_matmul import TARGETS, comm_bytes
+
+from .helpers import verdicts
 
 SPEC = get("02_sharded_matmul")
 RING = SPEC.task("collective_matmul_allgather")
@@ -31,7 +33,7 @@ def test_cases_are_the_global_sizes_split_by_each_layout():
 
 def test_closed_forms_per_strategy():
     # A 32 x 16, B 16 x 8, C 32 x 8 on 8 devices, float32.
-    got = {s: comm_bytes(s, 32, 16, 8, 8, 4) for s in CLOSED_FORMS}
+    got = {s: comm_bytes(s, 32, 16, 8, 8, 4) for s in PLANS}
     assert got == {
         "matmul_allgather": 7 / 8 * 512 * 4,
         "matmul_allreduce": 2 * 7 / 8 * 256 * 4,
@@ -41,7 +43,9 @@ def test_closed_forms_per_strategy():
         "collective_matmul_allgather": 7 / 8 * 512 * 4,
         "collective_matmul_reduce_scatter": 7 / 8 * 256 * 4,
     }
-    assert RING.comm_bytes(CASE_8) == 1792 and RING.comm_bytes(replace(CASE_8, dtype="bfloat16")) == 896
+    ring = TARGETS[RING.name]
+    assert ring.on(CASE_8) == {"comm_bytes": 1792, "collective_counts": {"ppermute": 7}}
+    assert ring.on(replace(CASE_8, dtype="bfloat16"))["comm_bytes"] == 896
 
 
 def test_plain_python_numbers_agree_up_to_rounding():
@@ -52,14 +56,16 @@ def test_plain_python_numbers_agree_up_to_rounding():
 def _m(sent, wire=None, reference=None, permutes=7):
     census = {"counts": {"collective-permute": permutes}, "values_per_device": sent / 4,
               "bytes_per_device": wire or sent, "program_bytes": sent, "unbounded": []}  # fmt: skip
-    m = {"values": {"ok": True, "message": ""}, "asked": census["counts"], "census": census}
+    # A ring whose matmul of step s waits for the s blocks that have arrived: it overlaps.
+    m = {"values": {"ok": True, "message": ""}, "asked": census["counts"], "census": census,
+         "matmul_waits": list(range(permutes + 1))}  # fmt: skip
     if reference is not None:
         m["reference_census"] = {**census, "program_bytes": reference}
     return m
 
 
 def _scores(measured):
-    return {r.name.split(": ")[1]: (r.score, r.message) for r in score_task(RING, measured)}
+    return verdicts.scores("02_sharded_matmul", RING, measured)
 
 
 def test_bytes_must_equal_the_closed_form_and_both_figures_are_shown():

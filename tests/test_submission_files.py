@@ -89,3 +89,29 @@ def _solution_cells(assignment: str) -> set[str]:
         for c in source_notebook(assignment).cells
         if c.get("metadata", {}).get("nbgrader", {}).get("solution")
     }
+
+
+# The shortcut each of these takes is the one its part forbids (the built-in collective a ring
+# replaces, a plan that was not chosen, a step that is not parallel, steps agreed on without
+# communication): the slow tests hold each to its EXPECTED, and so it keeps at most half the part.
+SHORTCUTS = {
+    "01_collectives": {"uses_all_gather": "ring_all_gather", "reduce_scatter_calls_psum_scatter": "ring_reduce_scatter",
+                       "all_reduce_calls_psum": "ring_all_reduce", "layernorm_gathers_rows": "sharded_layernorm"},
+    "02_sharded_matmul": {"collective_matmul_calls_all_gather": "collective_matmul_allgather",
+                          "collective_matmul_calls_psum_scatter": "collective_matmul_reduce_scatter",
+                          "collective_matmul_gathers_first": "collective_matmul_allgather",
+                          "psum_not_reduce_scatter": "matmul_reduce_scatter", "reshard_gathers_a": "matmul_reshard",
+                          "case2_always_gathers": "matmul_case2", "case3_always_all_reduces": "matmul_case3"},
+    "03_multiprocess_training": {"step_gathers_batch": "train_step", "counts_without_communicating": "train"},
+    "04_fsdp_tensor_parallel": {"dp_tp_step_replicated": "dp_tp_step", "fsdp_keeps_full_weights": "fsdp_step",
+                                "two_all_reduces_forward": "megatron_mlp", "column_parallel_gathers_input": "megatron_mlp"},
+}  # fmt: skip
+SHORTCUT_PARTS = [(a, name, task) for a, named in SHORTCUTS.items() for name, task in named.items()]
+
+
+@pytest.mark.parametrize("assignment, name, task", SHORTCUT_PARTS, ids=[f"{a}/{n}" for a, n, _ in SHORTCUT_PARTS])
+def test_the_shortcut_a_part_forbids_keeps_at_most_half_of_it(assignment: str, name: str, task: str):
+    wrong = next(w for w in wrong_submissions(assignment) if w.name == name)
+    points = SPECS[assignment].task(task).points
+    kept = sum(wrong.expected.get(f"{task}: {part}", full) for part, full in points.items())
+    assert kept <= sum(points.values()) / 2, f"{name} keeps {kept:g} of {task}'s {sum(points.values()):g} points"

@@ -1,4 +1,5 @@
-"""Where the course lives: the nbgrader root, the instructor's solutions, the hidden cases."""
+"""Where the course lives: the nbgrader root, and the instructor's solutions: references, hidden
+cases, closed-form targets and the secret that salts the grader's seeds."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from .errors import JaxcourseError
-from .tasks import Assignment, Case
+from .tasks import Assignment, Case, Targets
 
 CONFIG = "nbgrader_config.py"
 
@@ -57,8 +58,7 @@ class Course:
                 f"no solutions/{assignment.solutions}.py under {self.root}: "
                 "grading with hidden tests needs the instructor's checkout"
             )
-        if str(self.root) not in sys.path:
-            sys.path.insert(0, str(self.root))
+        self._importable()
         return importlib.import_module(f"solutions.{assignment.solutions}")
 
     def reference(self, assignment: Assignment, task: str) -> Callable[..., Any]:
@@ -68,8 +68,25 @@ class Course:
     def hidden_cases(self, assignment: Assignment, task: str) -> tuple[Case, ...]:
         return tuple(getattr(self.solutions(assignment), "HIDDEN_CASES", {}).get(task, ()))
 
+    def targets(self, assignment: Assignment, task: str) -> Targets:
+        """The closed forms ``task`` is held to (none for a task that has none)."""
+        found: Targets = getattr(self.solutions(assignment), "TARGETS", {}).get(task, Targets())
+        return found
+
     def has_solutions(self, assignment: Assignment) -> bool:
-        return (self.solutions_dir / f"{assignment.solutions}.py").is_file()
+        return bool(assignment.solutions) and (self.solutions_dir / f"{assignment.solutions}.py").is_file()
+
+    def salt(self) -> str:
+        """The course's secret (``solutions/__init__.py``'s ``SECRET``): grading seeds are salted
+        with it (``tasks.case_seed``), so that no student can know the inputs a grade is decided
+        on. Fixed for the course, so grades are reproducible."""
+        self._importable()
+        secret: str = importlib.import_module("solutions").SECRET
+        return secret
+
+    def _importable(self) -> None:
+        if str(self.root) not in sys.path:
+            sys.path.insert(0, str(self.root))
 
 
 def tool_env() -> dict[str, str]:

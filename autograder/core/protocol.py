@@ -1,6 +1,14 @@
 """The contract between the grader and the sandbox: the plan the runner is handed and the results
 it hands back. Both sides import these names, so they cannot drift apart; the trusted reader
-(``trusted/results.py``) checks every field before anything reads it."""
+(``trusted/results.py``) checks every field before anything reads it.
+
+A grading runs in two phases. The plan holds the visible cases only: the runner runs the cells,
+exports the visible cases and writes its results (``RESULTS``, ``ARTIFACTS``). The grader seals a
+copy of them, and only then writes the hidden cases (``HIDDEN_PLAN``) into the job folder; the
+runner exports those into ``HIDDEN_RESULTS`` and ``HIDDEN_ARTIFACTS``. Whatever the sandbox may
+say that reaches a student (its notebook's error, a visible case's message) was sealed before it
+could know a hidden case.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +20,10 @@ RESULTS = "results.json"
 ARTIFACTS = "artifacts.npz"
 CELLS = "cells.json"
 PLAN = "plan.json"
+HIDDEN_PLAN = "hidden.json"  # {"tests": [PlannedCall, ...]}, written by the grader after the seal
+HIDDEN_RESULTS = "hidden-results.json"
+HIDDEN_ARTIFACTS = "hidden-artifacts.npz"
+MAX_MESSAGE = 600  # characters of the sandbox's own words the grader keeps for one message
 MAX_RESULTS_BYTES = 2 << 20
 MAX_ARTIFACTS_BYTES = 64 << 20
 VERSION = 1
@@ -36,8 +48,9 @@ class PlannedCall(TypedDict):
 
 class Plan(TypedDict):
     num_devices: int
-    tests: list[PlannedCall]
+    tests: list[PlannedCall]  # the visible cases
     keep_going: NotRequired[bool]  # run every cell whatever raises (warming the compile cache)
+    hidden_wait: NotRequired[float]  # seconds to wait for HIDDEN_PLAN once the visible cases are out
 
 
 class NotebookRun(TypedDict):

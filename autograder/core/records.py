@@ -47,6 +47,7 @@ class LayoutSig(TypedDict):
     devices: int
     num_steps: int
     seed: int
+    held: list[int]  # batches each process's data holds, by rank (each process is told its own)
     timeout: float
 
 
@@ -76,6 +77,17 @@ class ShardedStepSig(TypedDict):
 Signature = ShardMapSig | PythonSig | LayoutSig | StepSig | ShardedStepSig
 
 
+class CaseTargets(TypedDict, total=False):
+    """A task's closed forms evaluated on one case (``tasks.Targets.on``): plain numbers, stored
+    in the case's reference record, so that a student's check meets them only as data."""
+
+    comm_bound: float
+    comm_bytes: float
+    plan_bytes: dict[str, float]
+    collective_counts: dict[str, int]
+    memory_bytes: float
+
+
 class Verdict(TypedDict):
     ok: bool
     message: str
@@ -100,6 +112,7 @@ class Census(TypedDict, total=False):
     link_values_per_device: float | None  # values x links crossed on a ring per mesh axis
     farthest_hops: int  # the most links one collective-permute pair crosses
     asked: dict[str, int]  # train_step: collectives the lowered program asks for (HLO spelling)
+    by_axes: dict[str, dict[str, int]]  # mesh axes a collective spans ("data", "data,model") -> counts
 
 
 class Measurement(TypedDict, total=False):
@@ -112,6 +125,7 @@ class Measurement(TypedDict, total=False):
     out_spec: SpecJSON | None
     matmul_waits: list[int]  # per matmul of the lowered program, the collective-permutes it waits for
     reference_census: Census
+    targets: CaseTargets  # from the case's reference record, added where the case is scored
     figure: dict[str, Any]
     # sharded_step: per returned state leaf, [path, bytes one device holds, bytes of the whole]
     memory: list[tuple[str, int, int]]

@@ -10,11 +10,12 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from . import pspec
 from .kinds import Kind
 from .mesh import MeshSpec
+from .records import CaseTargets
 
 # Collectives as students write them (jax.lax names) and as the compiled HLO spells them.
 COLLECTIVES: dict[str, str] = {
@@ -153,6 +154,7 @@ class Training:
     local_batch: Callable[[int, int], Any]  # (step, seed) -> this process's rows of the batch
     init_state: Callable[[int], Any]  # seed -> the training state, a pytree of host arrays
     random_batch: Callable[[Any], dict[str, Any]]  # a NumPy Generator -> a global batch to judge a step on
+    hold_batches: Callable[[int], None]  # tells this process how many batches its data holds
     batch_axis: str  # the mesh axis the batch is split over
     # State leaves (by path) and the value that makes dropout play no part in a step.
     quiet: dict[str, float] = field(default_factory=dict)
@@ -181,6 +183,35 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Targets:
+    """The closed forms a task's communication, collectives and memory are held to, per case.
+
+    They answer exercises (what a plan sends, what a device holds), so they live with the
+    instructor's references (``solutions/<module>.py``, ``TARGETS``); a student meets them only
+    as numbers, one set per visible case, in the records ``jaxcourse release`` ships."""
+
+    comm_bound: Callable[[Case], float] | None = None  # the theoretical minimum, values per device
+    # A closed form the traffic must equal, in bytes per device at the program's own dtypes; the
+    # reference's traffic on the same mesh is an upper bound too. Takes over from comm_bound.
+    comm_bytes: Callable[[Case], float] | None = None
+    # A part that lets the student choose: bytes per device of each plan (comm_bytes is the least).
+    plan_bytes: Callable[[Case], dict[str, float]] | None = None
+    # Exact number of times each jax collective must run, e.g. N - 1 ppermutes for a ring.
+    collective_counts: Callable[[Case], dict[str, int]] | None = None
+    # sharded_step: the bytes of returned state one device holds at rest.
+    memory_bytes: Callable[[Case], float] | None = None
+
+    def on(self, case: Case) -> CaseTargets:
+        """Every closed form this task has, evaluated on ``case``."""
+        figures: dict[str, Any] = {}
+        for name in CaseTargets.__annotations__:
+            form = getattr(self, name)
+            if form is not None:
+                figures[name] = form(case)
+        return cast(CaseTargets, figures)  # the keys are CaseTargets' own, the values its forms'
+
+
+@dataclass(frozen=True)
 class Task:
     """A graded function: how it is called, which cases it meets, and what it may use."""
 
@@ -194,24 +225,15 @@ class Task:
     tolerance: dict[str, Tolerance] = field(default_factory=dict)
     allowed: frozenset[str] | None = None  # jax collective names; None means any
     required: frozenset[str] = frozenset()
-    comm_bound: Callable[[Case], float] | None = None  # theoretical minimum, values per device
-    # A closed form the traffic must equal, in bytes per device at the program's own dtypes; the
-    # reference's traffic on the same mesh is an upper bound too. Takes over from comm_bound.
-    comm_bytes: Callable[[Case], float] | None = None
-    # A part that lets the student choose: bytes per device of each plan (comm_bytes is the least).
-    plan_bytes: Callable[[Case], dict[str, float]] | None = None
-    # Exact number of times each jax collective must run, e.g. N - 1 ppermutes for a ring.
-    collective_counts: Callable[[Case], dict[str, int]] | None = None
     # A ring: every ppermute pair must be neighbours on the case axis's ring (one link apart).
     neighbours_only: bool = False
     # A collective matmul: one partial matmul per ring step, the one of step s waiting only for
     # the s blocks that have arrived (core/dataflow.py), so compute hides the transfers.
     overlapped: bool = False
-    oracle: Callable[..., Any] | None = None  # a public stand-in for the reference
+    # Collectives per mesh axis: on each axis named, only these (jax names), each at least once.
+    axis_collectives: tuple[tuple[str, frozenset[str]], ...] = ()
     training: Training | None = None  # training kinds: what the students are given
     step: Step | None = None  # sharded_step: the step's arguments and what it returns
-    # sharded_step: the closed form of the bytes of returned state one device holds at rest.
-    memory_bytes: Callable[[Case], float] | None = None
 
     @property
     def max_score(self) -> float:
@@ -242,7 +264,7 @@ class Assignment:
 
     name: str
     notebook: str
-    solutions: str  # module under the instructor's solutions/ with the references and hidden cases
+    solutions: str  # module under the instructor's solutions/: references, hidden cases, targets
     tasks: tuple[Task, ...]
 
     @property
@@ -260,6 +282,8 @@ def case_id(task: Task, index: int) -> str:
     return f"{task.name}/{index}"
 
 
-def case_seed(assignment: str, task: str, case: Case) -> int:
-    """A seed fixed by what the case is, so inputs never depend on run order."""
-    return zlib.crc32(f"{assignment}/{task}/{case!r}".encode())
+def case_seed(assignment: str, task: str, case: Case, salt: str = "") -> int:
+    """A seed fixed by what the case is, so inputs never depend on run order. The instructor's
+    grader salts it with a secret of the course (``references.Provider``): the inputs a grade is
+    decided on are then none that a student's own check, or a record shipped for it, has seen."""
+    return zlib.crc32(f"{salt}{assignment}/{task}/{case!r}".encode()) % (1 << 31)

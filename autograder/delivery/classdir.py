@@ -81,5 +81,5 @@ class ClassDir:
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(source, target, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-        (released,) = release(self.course(checkout), assignment)
+        (released,) = release(self.course(checkout), assignment, ship=False)
         return self.store.release(assignment, released)

@@ -1,4 +1,5 @@
-"""``jaxcourse release``: nbgrader's generate_assignment, then a check that nothing leaked."""
+"""``jaxcourse release``: nbgrader's generate_assignment, a check that nothing leaked, and the
+records a student's check judges the visible cases against (``grading/expected.py``)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .. import specs
 from ..core.course import Course, tool_env
 from ..core.errors import JaxcourseError
+from ..grading import expected
 
 LEAK_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 
@@ -21,8 +24,10 @@ def source_assignments(course: Course) -> list[str]:
     return sorted(p.name for p in source.iterdir() if p.is_dir()) if source.is_dir() else []
 
 
-def release(course: Course, assignment: str | None = None) -> list[Path]:
-    """Generate ``assignments/release/<assignment>/`` for one assignment, or for all of them."""
+def release(course: Course, assignment: str | None = None, ship: bool = True) -> list[Path]:
+    """Generate ``assignments/release/<assignment>/`` and its shipped records for one assignment,
+    or for all of them and the lectures' exercises too. A class (``ship=False``) needs no
+    records of its own: its students' image carries the checkout's."""
     known = source_assignments(course)
     names = known if assignment is None else [assignment]
     for name in names:
@@ -31,6 +36,11 @@ def release(course: Course, assignment: str | None = None) -> list[Path]:
                 f"no assignment {name!r} under {course.nbgrader_root / 'source'}; known: {', '.join(known)}"
             )
         _generate(course, name)
+        if ship:
+            expected.ship(course, specs.get(name))
+    if assignment is None and ship:
+        for exercises in specs.EXERCISES.values():
+            expected.ship(course, exercises)
     return [course.nbgrader_root / "release" / name for name in names]
 
 

@@ -10,46 +10,49 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from .. import specs
 from ..core.course import Course
+from ..core.errors import JaxcourseError
 from ..core.files import write_atomic
 from ..core.mesh import MeshSpec, default_device_count
 from ..core.profile import Stopwatch
-from ..core.protocol import CELLS, PLAN, Cell, Plan, PlannedCall, Results
-from ..core.records import Measurement, Signature, TestResult
-from ..core.tasks import Assignment, Case, Task, case_id, case_seed
-from ..harness.kinds import signature
+from ..core.protocol import (
+    CELLS,
+    HIDDEN_ARTIFACTS,
+    HIDDEN_RESULTS,
+    PLAN,
+    CallResult,
+    Cell,
+    Plan,
+    PlannedCall,
+    Results,
+)
+from ..core.records import Measurement, TestResult
+from ..core.tasks import Assignment, Task
+from ..harness.layouts import layout_label
+from ..trusted import reference as records
 from ..trusted import results as protocol
-from ..trusted.jobs import Evaluation
 from ..trusted.kinds import score_task
-from ..trusted.worker import MESH_MISMATCH_EXIT
-from . import references
+from . import expected, references
 from . import submissions as nbio
 from .measured import MeasuredPrograms
 from .package import code_text
-from .references import WORKER
+from .plan import plan
+from .references import Provider
 from .report import Report
-from .sandbox import CompileCache, Outcome, ProcessSandbox, Sandbox, clean_env, run_process
+from .sandbox import CompileCache, Outcome, ProcessSandbox, Sandbox, last_line
+from .seal import HiddenPhase
+from .trusted_worker import MeshDiffers, TrustedWorker, WorkerStopped, evaluation
 
 DEFAULT_TIMEOUT = 300.0  # seconds for one submission's cells and exports
 DEFAULT_TEST_TIMEOUT = 60.0  # seconds for one export in the sandbox, or one run when measured
 EVALUATOR_STARTUP = 60.0  # seconds the trusted worker may take to start before its first test
-
-
-@dataclass(frozen=True)
-class PlannedTest:
-    id: str
-    task: Task
-    case: Case
-    sig: Signature
-    seed: int
+HIDDEN_WAIT = 60.0  # seconds the runner waits for the hidden cases once its visible ones are out
 
 
 class Grader:
@@ -58,40 +61,28 @@ class Grader:
 
     def __init__(
         self,
-        assignment: Assignment,
-        course: Course | None,
+        provider: Provider,
         cache: Path,
         timeout: float = DEFAULT_TIMEOUT,
         test_timeout: float = DEFAULT_TEST_TIMEOUT,
         startup: float = EVALUATOR_STARTUP,
         sandbox: Sandbox | None = None,
     ) -> None:
-        self.assignment = assignment
-        self.with_solutions = course is not None and course.has_solutions(assignment)
-        if course is not None and self.with_solutions:
-            provider = references.Provider.solutions(course.root, assignment.solutions)
-            tasks = tuple(t.with_hidden(course.hidden_cases(assignment, t.name)) for t in assignment.tasks)
-        else:
-            provider = references.Provider.oracle(assignment.name)
-            tasks = assignment.tasks
-        self.tasks = tasks
-        self.tests = [
-            PlannedTest(case_id(t, i), t, c, signature(t, c, assignment.name), case_seed(assignment.name, t.name, c))
-            for t in tasks
-            for i, c in enumerate(t.cases)
-        ]
+        self.assignment = assignment = provider.assignment
+        self.tasks = tuple(t.with_hidden(provider.hidden_cases(t)) for t in assignment.tasks)
+        self.tests = plan(assignment.name, self.tasks, provider.salt, provider.targets)
         self.num_devices = max([default_device_count()] + [MeshSpec.parse(p.case.mesh).size for p in self.tests])
         self.timeout, self.test_timeout, self.startup = timeout, test_timeout, startup
-        self.source = self._source(course)
+        self.source = self._source(provider.course)
         self.provider, self.cache = provider, cache
         self._references: dict[str, str] | None = None
         self._references_lock = threading.Lock()
         self._sandbox_cache: CompileCache | None = None
         self._sandbox_cache_lock = threading.Lock()
-        self._reference_jobs = [{"id": p.id, "sig": p.sig, "seed": p.seed} for p in self.tests]
+        jobs = [{"id": p.id, "sig": p.sig, "seed": p.seed, "targets": p.targets} for p in self.tests]
         # A report stays valid while the notebook, the reference, the cases and the package's
         # own code are all unchanged.
-        self.fingerprint_base = provider.source_text + json.dumps(self._reference_jobs, sort_keys=True) + code_text()
+        self.fingerprint_base = provider.source_text + json.dumps(jobs, sort_keys=True) + code_text()
         self.sandbox = sandbox or ProcessSandbox()
         # Compiled programs, reused when two submissions export the same program; written and
         # read by the trusted worker only. The same program on the same test is measured once.
@@ -104,7 +95,7 @@ class Grader:
         with self._references_lock:  # a class grades several submissions at once
             if self._references is None:
                 self._references = references.ensure(
-                    self.provider, self._reference_jobs, self.cache, self.num_devices, self.timeout
+                    self.provider, self.tests, self.cache, self.num_devices, self.timeout
                 )
         return self._references
 
@@ -178,34 +169,45 @@ class Grader:
         return report
 
     def prepare(self, cells: list[Cell], work: Path, keep_going: bool = False) -> tuple[Path, Path, Path]:
-        """The sandbox's job folder (cells and plan), its empty results folder, and the grader's
-        own folder for the artifacts taken out of the results. ``keep_going``: run every cell and
-        call nothing (filling the compile cache)."""
+        """The sandbox's job folder (cells and the plan of the visible cases), its empty results
+        folder, and the grader's own folder for the artifacts taken out of the results.
+        ``keep_going``: run every cell and call nothing (filling the compile cache)."""
         job, out, artifacts = work / "job", work / "out", work / "artifacts"
         for folder in (job, out, artifacts):
             folder.mkdir()
         (job / CELLS).write_text(json.dumps(cells))
-        tests: list[PlannedCall] = [
-            {"id": p.id, "sig": p.sig, "index": i, "timeout": self.test_timeout} for i, p in enumerate(self.tests)
-        ]
-        plan: Plan = {"num_devices": self.num_devices, "tests": [] if keep_going else tests, "keep_going": keep_going}
+        visible = [] if keep_going else self._calls(hidden=False)
+        plan: Plan = {"num_devices": self.num_devices, "tests": visible, "keep_going": keep_going}
+        if not keep_going and any(p.case.hidden for p in self.tests):
+            plan["hidden_wait"] = HIDDEN_WAIT
         (job / PLAN).write_text(json.dumps(plan))
         return job, out, artifacts
+
+    def _calls(self, hidden: bool) -> list[PlannedCall]:
+        """The calls of the visible cases, or of the hidden ones, indexed over all of them."""
+        return [
+            {"id": p.id, "sig": p.sig, "index": i, "timeout": self.test_timeout}
+            for i, p in enumerate(self.tests)
+            if p.case.hidden == hidden
+        ]
 
     def _grade_cells(
         self, student: str, cells: list[Cell], work: Path, watch: Stopwatch, cache: CompileCache | None
     ) -> Report:
         job, out, artifacts = self.prepare(cells, work)
-        with watch.phase("sandbox: all"):
+        with watch.phase("sandbox: all"), HiddenPhase(job, out, work / "sealed", self._calls(hidden=True)) as phase:
             outcome = self.sandbox.run(job, out, self.timeout, cache)
         watch.update(outcome.phases, "sandbox: ")
-        if outcome.status == "timeout":
+        # Until the seal, the sandbox knew no hidden case: its files and its output may be shown.
+        first = work / "sealed" if phase.is_sealed else out
+        if outcome.status == "timeout" and not phase.is_sealed:
             return self.failed(student, "timeout", f"the notebook did not finish within {self.timeout:g} s")
-        if outcome.status == "invalid":
+        if outcome.status == "invalid" and not phase.is_sealed:
             return self.failed(student, "invalid", f"invalid results: the notebook's process {outcome.reason}")
+        visible = {p.id for p in self.tests if not p.case.hidden}
         try:
             with watch.phase("results: read and check"):
-                results = protocol.read_results(out, {p.id for p in self.tests}, artifacts)
+                results = protocol.read_results(first, visible, artifacts)
         except protocol.NoResults:
             return self.failed(student, "crashed", _crash_message(outcome))
         except protocol.ResultsError as err:
@@ -213,26 +215,54 @@ class Grader:
         _runner_phases(results, outcome.started_at, watch)
         if results["notebook"]["status"] == "error":
             return self.failed(student, "error", results["notebook"]["message"])
+        if visible != {p.id for p in self.tests}:
+            self._add_hidden(results, out, artifacts, outcome)
         with watch.phase("trusted: all"):
             measured = self._evaluate(results, work, watch)
         if isinstance(measured, str):
             return self.failed(student, "error", measured)
-        tests = [
+        return Report(student, self.assignment.name, "graded", "", self.score(measured))
+
+    def _add_hidden(self, results: Results, out: Path, artifacts: Path, outcome: Outcome) -> None:
+        """The second phase's calls and meshes, into ``results``; where it did not finish or wrote
+        nonsense, each hidden case fails, in the grader's words (the sandbox's are never shown)."""
+        hidden = {p.id for p in self.tests if p.case.hidden}
+        why = {"timeout": f"did not finish them within {self.timeout:g} s", "invalid": f"{outcome.reason}"}
+        try:
+            second = protocol.read_results(out, hidden, artifacts, (HIDDEN_RESULTS, HIDDEN_ARTIFACTS))
+            calls, meshes = second["tests"], second["meshes"]
+        except protocol.ResultsError as err:
+            reason = why.get(outcome.status) or (
+                "stopped before them" if isinstance(err, protocol.NoResults) else str(err)
+            )
+            calls, meshes = {}, {}
+            failed: CallResult = {
+                "status": "error",
+                "message": f"the hidden cases were not run: the notebook's process {reason}",
+            }
+            calls.update({test_id: failed for test_id in hidden})
+        results["tests"].update({k: v for k, v in calls.items() if k in hidden})
+        results["meshes"] = {**meshes, **results["meshes"]}
+
+    def score(self, measured: dict[str, Measurement]) -> list[TestResult]:
+        """Every task's parts, each case's measurement with its closed-form targets beside it."""
+        targets = {p.id: records.targets(self.references[p.id]) for p in self.tests}
+        return [
             r
             for task in self.tasks
-            for r in score_task(task, [(p.case, measured[p.id]) for p in self.tests if p.task is task])
+            for r in score_task(
+                task, [(p.case, {**measured[p.id], "targets": targets[p.id]}) for p in self.tests if p.task is task]
+            )
         ]
-        return Report(student, self.assignment.name, "graded", "", tests)
 
     def failed(self, student: str, status: str, message: str, fingerprint: str = "") -> Report:
         """A report of zeros for every test, with the status and the reason it could not be graded."""
         tests = [
-            TestResult(f"{t.name}: {part}", t.grade_id, 0.0, points, status, message,
-                       "hidden" if part == "hidden values" else "visible")
+            TestResult(f"{t.name}: {part}", t.grade_id, 0.0, points, status, message, _visibility(t, part))
             for t in self.tasks
             for part, points in t.points.items()
-            if part != "hidden values" or any(c.hidden for c in t.cases)
-        ]  # fmt: skip
+            if _visibility(t, part) == "visible" or any(c.hidden for c in t.cases)
+        ]
         return Report(student, self.assignment.name, status, message, tests, fingerprint)
 
     # ------------------------------------------------------------------ trusted measurement
@@ -241,93 +271,26 @@ class Grader:
         """Measurements per test id, or the reason the whole evaluation failed."""
         with watch.phase("reference cache"):  # computed by the first submission, shared by the rest
             _ = self.references
-        entries = [self._eval_entry(p, results["tests"].get(p.id)) for p in self.tests]
+        entries = [evaluation(p, self.references[p.id], results["tests"].get(p.id)) for p in self.tests]
         done = self.measured.reused(entries, results["meshes"])
         watch.count("measurements reused", len(done))
         pending = [e for e in entries if e["id"] not in done]
-        progress = work / "evaluation.jsonl"
-        while pending:
-            job = {"mode": "submission", "num_devices": self.num_devices, "meshes": results["meshes"],
-                   "progress": str(progress), "compile_cache": str(self.compile_cache), "tests": pending}  # fmt: skip
-            write_atomic(work / "job.json", json.dumps(job))
-            limit = self.startup + self.test_timeout * len(pending)
-            argv = [sys.executable, "-m", WORKER, str(work / "job.json")]
-            # A test that makes no progress for test_timeout (plus start-up, for the first) is stuck.
-            outcome = run_process(argv, work, clean_env(work), limit, work / "evaluate.log",
-                                  progress, self.test_timeout, self.startup)  # fmt: skip
-            if outcome.returncode == MESH_MISMATCH_EXIT:
-                return _last_line(outcome.log_tail)
-            measured = _read_progress(progress)
-            self.measured.remember(pending, results["meshes"], measured)
-            done.update(measured)
-            _worker_phases(progress, outcome.started_at, watch)
-            progress.unlink(missing_ok=True)  # a worker started again for the rest writes anew
-            pending = [t for t in pending if t["id"] not in done]
-            if pending and outcome.status != "ok":
-                # The first unmeasured test is the one that hung or crashed the worker: blame it.
-                # A hang blames its function's other cases too: an endless loop costs one limit.
-                stuck = pending[0]
-                hung = outcome.status == "timeout"
-                why = "did not finish" if hung else "crashed the grader's worker"
-                blamed = [
-                    t for t in pending if t is stuck or (hung and t["sig"]["function"] == stuck["sig"]["function"])
-                ]
-                for test in blamed:
-                    done[test["id"]] = {"values": {"ok": False, "message": f"the exported program {why}"}}
-                pending = [t for t in pending if t not in blamed]
-            elif pending:
-                return "the grader's worker stopped early: " + _last_line(outcome.log_tail)
+        worker = TrustedWorker(work, self.num_devices, self.compile_cache, self.startup, self.test_timeout)
+        try:
+            done.update(worker.measure(pending, results["meshes"], self.measured, watch))
+        except MeshDiffers as err:
+            return self._mesh_mismatch(str(err))
+        except WorkerStopped as err:
+            return str(err)
         return done
 
-    def _eval_entry(self, planned: PlannedTest, result: Any) -> Evaluation:
-        entry: Evaluation = {"id": planned.id, "sig": planned.sig, "seed": planned.seed,
-                 "reference": self.references[planned.id],
-                 "tolerance": list(planned.task.tolerance_for(planned.case.dtype))}  # fmt: skip
-        if result is None:
-            entry["failure"] = "the runner produced no result for this case"
-        elif result["status"] == "exported":
-            entry["artifact"] = result["artifact"]
-        elif result["status"] == "value":
-            entry["result"] = result["result"]
-        else:
-            entry["failure"] = result.get("message") or result["status"]
-            entry["varying"] = result.get("varying", [])
-        return entry
-
-
-def _progress_lines(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    lines = []
-    for line in path.read_text().splitlines():
-        try:
-            lines.append(json.loads(line))
-        except ValueError:
-            continue  # a line cut short by a killed worker
-    return lines
-
-
-def _read_progress(path: Path) -> dict[str, Measurement]:
-    done: dict[str, Measurement] = {}
-    for record in _progress_lines(path):
-        if "id" in record:
-            record.pop("took", None)
-            done[record.pop("id")] = cast(Measurement, record)  # the trusted worker's own lines
-    return done
-
-
-def _worker_phases(path: Path, started_at: float, watch: Stopwatch) -> None:
-    """The trusted worker's start-up (its process started until its meshes were built), each
-    function's measurements (deserialize, refuse or compile, run, compare, census) and the
-    compile cache's hits, from its progress lines."""
-    for record in _progress_lines(path):
-        if "ready_at" in record:
-            watch.add("trusted: worker start-up", max(0.0, record["ready_at"] - started_at))
-        elif "took" in record:
-            watch.add(f"trusted: measure {record['id'].rsplit('/', 1)[0]}", record["took"])
-        elif "cache" in record:
-            for name, n in record["cache"].items():
-                watch.count(name, n)
+    def _mesh_mismatch(self, message: str) -> str:
+        """The worker's words name the mesh; a hidden case's mesh is not named to the student."""
+        shown = {p.sig.get("mesh") for p in self.tests if not p.case.hidden}
+        named = message.removeprefix("jaxcourse: error: mesh ").split(":", 1)[0]
+        if named in shown:
+            return message
+        return "jaxcourse: error: the sandbox ran a hidden case on another mesh than the grader's"
 
 
 def _runner_phases(results: Results, started_at: float, watch: Stopwatch) -> None:
@@ -345,13 +308,36 @@ def _crash_message(outcome: Outcome) -> str:
     why = outcome.reason or "stopped"
     if outcome.status == "ok":
         why = "exited before writing its results"
-    last = _last_line(outcome.log_tail)
+    last = last_line(outcome.log_tail)
     return f"the notebook's process {why}" + (f"; its last output: {last[:300]}" if last != "no output" else "")
 
 
-def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else "no output"
+def _visibility(task: Task, part: str) -> str:
+    """Whether a part is judged on hidden cases only: "hidden values", or a training task's
+    layout that no visible case runs."""
+    if part == "hidden values":
+        return "hidden"
+    if task.kind == "training" and part not in {layout_label(*c.args) for c in task.cases if not c.hidden}:
+        return "hidden"
+    return "visible"
+
+
+class NoReferences(JaxcourseError):
+    """Neither the instructor's solutions nor the records a release ships are at hand."""
+
+
+def provider_for(assignment: Assignment, course: Course | None) -> Provider:
+    """The instructor's solutions where the course has them; else the records the release
+    shipped (a student's copy: ``JAXCOURSE_EXPECTED`` in the image, or the course's own)."""
+    if course is not None and course.has_solutions(assignment):
+        return Provider.solutions(course, assignment)
+    store = expected.find_store(assignment, course)
+    if store is None:
+        raise NoReferences(
+            f"no references for {assignment.name}: grading needs the instructor's solutions/, or the records "
+            f"`jaxcourse release` ships with the course (set {expected.ENV} to their folder)"
+        )
+    return Provider.shipped(store, assignment)
 
 
 def grader_for(assignment: str, course: Course | None, cache: Path | None = None, **options: Any) -> Grader:
@@ -360,4 +346,4 @@ def grader_for(assignment: str, course: Course | None, cache: Path | None = None
     if cache is None:
         base = course.nbgrader_root if course else Path(tempfile.gettempdir())
         cache = base / ".jaxcourse" / "reference" / spec.name
-    return Grader(spec, course, cache, **options)
+    return Grader(provider_for(spec, course), cache, **options)

@@ -80,19 +80,23 @@ def find_repo(start: Path | None = None) -> Path:
 
 @dataclass(frozen=True)
 class Sources:
-    """What goes into an image. The defaults are the checkout's; tests may point elsewhere."""
+    """What goes into an image. The defaults are the checkout's; tests may point elsewhere.
+    ``expected``: the records students' checks judge against (``expected.py``), made by
+    ``jaxcourse release`` beside the release."""
 
     repo: Path
     course: Path
     release: Path
+    expected: Path
 
     @classmethod
     def of(cls, repo: Path) -> Sources:
-        return cls(repo, repo / "course", repo / "assignments" / "release")
+        return cls(repo, repo / "course", repo / "assignments" / "release", repo / "assignments" / "expected")
 
     def check(self) -> None:
-        if not self.release.is_dir() or not any(self.release.iterdir()):
-            raise ImageError(f"no released assignments in {self.release}: run `jaxcourse release` first")
+        for folder, what in ((self.release, "released assignments"), (self.expected, "records for the checks")):
+            if not folder.is_dir() or not any(folder.iterdir()):
+                raise ImageError(f"no {what} in {folder}: run `jaxcourse release` first")
 
 
 def lock_path(repo: Path, variant: str) -> Path:
@@ -136,7 +140,8 @@ def context_files(sources: Sources, variant: str) -> dict[str, Path]:
     for path in _files(repo, repo / "autograder"):
         if path.suffix == ".py":
             files[path.relative_to(repo).as_posix()] = path
-    for prefix, root in (("course", sources.course), ("assignments/release", sources.release)):
+    for prefix, root in (("course", sources.course), ("assignments/release", sources.release),
+                         ("assignments/expected", sources.expected)):  # fmt: skip
         if root.is_dir():
             for path in _files(root, root):
                 files[f"{prefix}/{path.relative_to(root).as_posix()}"] = path
@@ -170,7 +175,8 @@ def build_context(sources: Sources, variant: str) -> io.BytesIO:
     if leaked:
         raise ImageError(f"refusing to build: solution or hidden-test markers in {', '.join(leaked)}")
     readme = sources.repo / "README.md"
-    entries: dict[str, Path | bytes | None] = {"course": None, "assignments/release": None, **files}
+    entries: dict[str, Path | bytes | None] = {"course": None, "assignments/release": None,
+                                               "assignments/expected": None, **files}  # fmt: skip
     entries["README.md"] = readme.read_bytes() if readme.is_file() else b""
     return tar_context(entries)
 

@@ -126,6 +126,12 @@ def run_process(
     return Outcome("ok" if code == 0 else "crashed", code, _tail(log), exit_reason(code), started_at)
 
 
+def last_line(text: str) -> str:
+    """The last line of a process's output that says something."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "no output"
+
+
 def _tail(log: Path) -> str:
     with open(log, "rb") as f:
         f.seek(max(0, log.stat().st_size - LOG_TAIL_BYTES))

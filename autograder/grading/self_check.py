@@ -1,13 +1,18 @@
 """Self-checks: ``check(ring_all_gather)`` in a notebook judges a function as the grader does,
 and ``jaxcourse check NOTEBOOK`` grades a saved notebook as the instructor will.
 
-``check`` runs in the student's own kernel, on the task's visible cases, against the task's
-public oracle (built on JAX's own collectives), with the same wrapper, measurements and verdicts
-as the grader. ``hidden=True`` adds the hidden cases; that needs the instructor's solutions/.
+``check`` runs in the student's own kernel, on the task's visible cases, and goes the grader's
+way: the function is exported as the sandbox exports it, and the export measured as the trusted
+worker measures it, against each case's reference record. A student's copy holds no reference:
+those records are data, shipped with the course (``expected.py``). In the instructor's checkout
+they are made from the solutions; ``hidden=True`` (nbgrader's hidden test blocks) adds the
+hidden cases, which only the instructor has.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,21 +20,22 @@ from typing import Any
 
 from ..core.course import Course, CourseError
 from ..core.errors import JaxcourseError
-from ..core.records import Measurement, TestResult, fail
-from ..core.tasks import Assignment, Case, Task, case_seed
-from ..harness import python as python_calls
-from ..harness import shard_map as harness
-from ..harness.kinds import signature
+from ..core.mesh import MeshSpec, default_device_count
+from ..core.protocol import PlannedCall
+from ..core.records import Measurement, TestResult
+from ..core.tasks import Assignment, Case, Task
 from ..specs import ASSIGNMENTS, EXERCISES, get
-from ..trusted import sharded_step as sharded_step_verdict
-from ..trusted.inputs import make_inputs
+from ..trusted import reference as records
 from ..trusted.jobs import Measured
-from ..trusted.kinds import score_task
-from ..trusted.measure import compare_python, compare_values, execute, host_value
-from ..trusted.training import layouts as layout_verdict
-from ..trusted.training import step as step_verdict
+from ..trusted.kinds import JUDGES, score_task
+from ..untrusted.runner import run_test
+from . import expected
+from .grader import DEFAULT_TEST_TIMEOUT, DEFAULT_TIMEOUT
+from .plan import PlannedTest, plan
+from .references import Provider, ReferenceFailed, ensure
 from .report import Report
 from .submissions import NotebookError, assignment_of, read
+from .trusted_worker import evaluation
 
 
 class CheckFailed(JaxcourseError, AssertionError):
@@ -91,67 +97,92 @@ def check(
     """Judge ``fn`` on its task's cases: the result (a table in a notebook), or ``CheckFailed``
     with the reasons if any part fails.
 
-    ``hidden=True`` (instructors: nbgrader's hidden test blocks) adds the hidden cases and judges
-    against the reference solution instead of the oracle. ``task`` judges ``fn`` as another
-    task's function (a variant with its own name), ``cases`` on other cases than the task's own.
+    ``hidden=True`` (instructors: nbgrader's hidden test blocks) adds the hidden cases. ``task``
+    judges ``fn`` as another task's function (a variant with its own name); ``cases`` on some of
+    the task's cases only (each must be one the course has a record of).
     """
-    assignment, found = find_task(task or str(getattr(fn, "__name__", "")))
-    return _judge(assignment, found if cases is None else replace(found, cases=tuple(cases)), fn, hidden)
-
-
-def _judge(assignment: Assignment, task: Task, fn: Callable[..., Any], hidden: bool) -> CheckResult:
-    if hidden:
-        course = Course.find()
-        task = task.with_hidden(course.hidden_cases(assignment, task.name))
-        lookup: Callable[[str], Any] = lambda name: course.reference(assignment, name)  # noqa: E731
-    else:
-        lookup = _ORACLES.setdefault(assignment.name, lambda name: assignment.task(name).oracle)
-    measured = _measure(assignment, task, fn, lookup)
-    result = CheckResult(task.name, score_task(task, measured))
-    if assignment.name in EXERCISES and all(_not_attempted(m) for _, m in measured):
-        # A lecture runs top to bottom before anyone has tried its exercises: say so, don't fail.
-        result = CheckResult(task.name, [], attempted=False)
+    result = judge(fn, hidden=hidden, task=task, cases=cases)
     if result.attempted and not result.passed:
         raise CheckFailed("\n".join(f"{name}: {message}" for name, message in result.failures().items()))
     return result
 
 
-_ORACLES: dict[str, Callable[[str], Any]] = {}  # one lookup per assignment: its layout runs are reused
+def judge(
+    fn: Callable[..., Any], *, hidden: bool = False, task: str | None = None, cases: Sequence[Case] | None = None
+) -> CheckResult:
+    """``check``'s verdict, every part's score and reason, without raising for a failed part."""
+    assignment, found = find_task(task or str(getattr(fn, "__name__", "")))
+    provider = _provider(assignment, hidden)
+    if hidden:
+        found = found.with_hidden(provider.hidden_cases(found))
+    if cases is not None:
+        found = replace(found, cases=tuple(cases))
+    return _judge(assignment, found, fn, provider)
 
 
-def _measure(assignment: Assignment, task: Task, fn: Callable[..., Any], lookup: Callable[[str], Any]) -> Measured:
-    """The student's function on every case of ``task``, the way its kind is graded."""
-    if task.kind == "training":
-        return layout_verdict.self_check(task, task.cases, fn, lookup, assignment.name)
-    if task.kind == "train_step":
-        return step_verdict.self_check(task, task.cases, fn, lookup, lambda c: case_seed(assignment.name, task.name, c))
-    reference = lookup(task.name)
-    return [(case, _measure_case(assignment, task, case, fn, reference)) for case in task.cases]
+def _provider(assignment: Assignment, hidden: bool) -> Provider:
+    """The image's shipped records; else the instructor's solutions, unsalted (the inputs a
+    student's check meets), where this is the instructor's checkout; else the course's records."""
+    course: Course | None = None
+    if not os.environ.get(expected.ENV):
+        try:
+            course = Course.find()
+        except CourseError:
+            course = None
+    if course is not None and course.has_solutions(assignment):
+        return Provider.solutions(course, assignment, salted=False)
+    if hidden:
+        raise CheckFailed("the hidden cases stay with the instructor: check(fn) runs the visible ones")
+    store = expected.find_store(assignment, course)
+    if store is None:
+        raise CheckFailed(
+            f"no records to check {assignment.name} against: this copy of the course lacks them "
+            f"(the instructor's `jaxcourse release` makes them; {expected.ENV} names their folder)"
+        )
+    return Provider.shipped(store, assignment)
 
 
-def _measure_case(
-    assignment: Assignment, task: Task, case: Case, fn: Callable[..., Any], reference: Callable[..., Any]
-) -> Measurement:
-    """The student's function first: an unfinished one is reported before the reference runs."""
-    sig = signature(task, case, assignment.name)
-    if sig["kind"] == "python":
-        got = python_calls.call(fn, sig)
-        if got.get("raises") == "NotImplementedError":
-            return {"values": fail("raised NotImplementedError")}
-        return {"values": compare_python(got, python_calls.call(reference, sig))}
-    seed = case_seed(assignment.name, task.name, case)
-    if sig["kind"] == "sharded_step":
-        return sharded_step_verdict.self_check(fn, reference, sig, seed, task.tolerance_for(case.dtype))
-    assert sig["kind"] == "shard_map"
+def _judge(assignment: Assignment, task: Task, fn: Callable[..., Any], provider: Provider) -> CheckResult:
+    tests = plan(assignment.name, (task,), provider.salt, provider.targets)
     try:
-        student_fn, _, mesh = harness.build(fn, sig)
-        out, structure = execute(student_fn, make_inputs(sig, seed, mesh), mesh)
-    except Exception as err:  # show the student their own error, in one line
-        return {"values": fail(f"raised {type(err).__name__}: {str(err)[:400]}")}
-    ref_fn, _, _ = harness.build(reference, sig)
-    expected, dtype = host_value(execute(ref_fn, make_inputs(sig, seed, mesh), mesh)[0])
-    values = compare_values(out, expected, dtype, task.tolerance_for(case.dtype), mesh)
-    return {**structure, "values": values}
+        references = ensure(provider, tests, _cache(provider), _devices(tests), DEFAULT_TIMEOUT)
+    except ReferenceFailed as err:
+        raise CheckFailed(str(err)) from None
+    namespace = {**getattr(fn, "__globals__", {}), task.name: fn}
+    measured: Measured = []
+    with tempfile.TemporaryDirectory(prefix="jaxcourse-check-") as work:
+        for test in tests:
+            measurement = _measure(test, namespace, references[test.id], Path(work))
+            measurement["targets"] = records.targets(references[test.id])
+            measured.append((test.case, measurement))
+    result = CheckResult(task.name, score_task(task, measured))
+    if assignment.name in EXERCISES and all(_not_attempted(m) for _, m in measured):
+        # A lecture runs top to bottom before anyone has tried its exercises: say so, don't fail.
+        result = CheckResult(task.name, [], attempted=False)
+    return result
+
+
+def _measure(test: PlannedTest, namespace: dict[str, Any], reference: str, work: Path) -> Measurement:
+    """The function exported as the sandbox exports it, then measured as the trusted worker
+    measures an export: the student's own error, if any, in one line."""
+    call: PlannedCall = {"id": test.id, "sig": test.sig, "index": 0, "timeout": DEFAULT_TEST_TIMEOUT}
+    artifacts: dict[str, bytes] = {}
+    result = run_test(call, namespace, artifacts)
+    if result.get("status") == "exported":
+        path = work / f"{test.id.replace('/', '-')}.jaxexport"
+        path.write_bytes(artifacts[result["artifact"]])
+        result = {**result, "artifact": str(path)}
+    return JUDGES[test.task.kind].measure(evaluation(test, reference, result))
+
+
+def _cache(provider: Provider) -> Path:
+    """Where an instructor's own checks keep the records they make (the release's folder)."""
+    root = provider.course.nbgrader_root if provider.course is not None else Path(tempfile.gettempdir())
+    return root / ".jaxcourse" / "reference" / expected.folder_name(provider.assignment)
+
+
+def _devices(tests: list[PlannedTest]) -> int:
+    return max([default_device_count()] + [MeshSpec.parse(t.case.mesh).size for t in tests])
 
 
 def _not_attempted(measured: Measurement) -> bool:
@@ -168,7 +199,8 @@ def format_results(results: list[TestResult]) -> str:
 
 def check_notebook(notebook: Path, assignment: str | None = None) -> Report:
     """Grade a saved notebook as the instructor will: with the course's solutions and hidden
-    cases where this is the instructor's checkout, else on the visible cases and the oracles."""
+    cases where this is the instructor's checkout, else on the visible cases and their shipped
+    records."""
     from .grader import grader_for
 
     nb = read(notebook)
@@ -177,7 +209,7 @@ def check_notebook(notebook: Path, assignment: str | None = None) -> Report:
     try:
         course: Course | None = Course.find(notebook.resolve().parent)
     except CourseError:
-        course = None  # a student's copy: visible cases, public oracles
+        course = None  # a student's copy: visible cases, shipped records
     return grader_for(name, course).grade("you", notebook)
 
 

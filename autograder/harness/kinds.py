@@ -19,7 +19,10 @@ from . import layouts, python, shard_map, sharded_step, train_step
 class KindCalls(Protocol):
     REPORTS_MESH: bool  # the runner reports the mesh it built, for the same-mesh check
 
-    def signature(self, task: Task, case: Case, assignment: str = "") -> Signature: ...
+    def signature(self, task: Task, case: Case, assignment: str = "", salt: str = "") -> Signature:
+        """``salt``: the grader's secret (``tasks.case_seed``), for a kind whose run the sandbox
+        is told the seed of; a student's own check has none."""
+        ...
 
     def in_sandbox(self, fn: Callable[..., Any], sig: Any, namespace: dict[str, Any]) -> bytes | dict[str, Any]:
         """An exported artifact (bytes), or a plain value ({"value": ...} / {"raises": ...})."""
@@ -35,6 +38,6 @@ CALLS: dict[Kind, KindCalls] = {
 }
 
 
-def signature(task: Task, case: Case, assignment: str = "") -> Signature:
+def signature(task: Task, case: Case, assignment: str = "", salt: str = "") -> Signature:
     """Everything needed to call ``task`` on ``case`` except the input values."""
-    return CALLS[task.kind].signature(task, case, assignment)
+    return CALLS[task.kind].signature(task, case, assignment, salt)

@@ -30,7 +30,7 @@ import numpy as np
 from ..core import pspec
 from ..core.mesh import mesh_signature
 from ..core.records import LayoutSig, StepSig
-from ..core.tasks import Case, Task, Training
+from ..core.tasks import Case, Task, Training, case_seed
 
 _ERROR_LINE = re.compile(r"^\[process \d+\] ((?:[\w.]+(?:Error|Exception)|NotImplementedError): .*)$", re.M)
 STEP_FILE = "{rank}.step"  # the last step whose data a process asked for
@@ -43,13 +43,32 @@ REPORTS_MESH = False
 # ---------------------------------------------------------------- signatures
 
 
-def signature(task: Task, case: Case, assignment: str = "") -> LayoutSig:
-    """A layout case as plain data: processes and devices each (``args``) and the run's
-    ``kwargs`` (num_steps, seed, timeout)."""
+def signature(task: Task, case: Case, assignment: str = "", salt: str = "") -> LayoutSig:
+    """A layout case as plain data: processes and devices each (``args``), the run's ``kwargs``
+    (num_steps, timeout), and what is drawn for the run from the grader's ``salt``: its seed, and
+    how many batches each process's data holds. Both are the same for every task judged on the
+    layout (its functions are judged on one run), and the counts are drawn apart from the seed,
+    so that a process told the seed still cannot compute another process's count."""
     processes, devices = case.args
     run = dict(case.kwargs)
+    seed = case_seed(assignment, "layout", case, salt)
+    held = held_batches(case_seed(assignment, "held batches", case, salt), processes, run["num_steps"])
     return {"kind": "training", "function": task.name, "assignment": assignment, "processes": processes,
-            "devices": devices, "num_steps": run["num_steps"], "seed": run["seed"], "timeout": run["timeout"]}  # fmt: skip
+            "devices": devices, "num_steps": run["num_steps"], "seed": seed, "held": held,
+            "timeout": run["timeout"]}  # fmt: skip
+
+
+def held_batches(seed: int, processes: int, num_steps: int) -> list[int]:
+    """How many batches each process's data holds: some process runs out before ``num_steps``,
+    and with several processes not all hold as many, so they must agree on the number of steps."""
+    rng = np.random.default_rng(seed)
+    low, high = num_steps - 3, num_steps + 1
+    held = [int(n) for n in rng.integers(low, high + 1, processes)]
+    short = int(rng.integers(processes))
+    held[short] = int(rng.integers(low, num_steps))
+    if processes > 1 and len(set(held)) == 1:
+        held[(short + 1) % processes] = high
+    return held
 
 
 def layout_label(processes: int, devices: int) -> str:
@@ -98,12 +117,16 @@ def _describe_batch(batch: Any) -> dict[str, Any]:
 
 
 def _process_run(
-    given: Training, functions: dict[str, Callable[..., Any] | None], num_steps: int, seed: int, tmp: str
-) -> dict[str, Any] | None:
-    """What every process of a layout runs: describe the global batch, then train."""
+    given: Training, functions: dict[str, Callable[..., Any] | None], num_steps: int, seed: int, held: list[int],
+    tmp: str,
+) -> dict[str, Any] | None:  # fmt: skip
+    """What every process of a layout runs: tell it how much data it holds, describe the global
+    batch, then train."""
     import jax
 
     rank = jax.process_index()
+    given.hold_batches(held[rank])
+    del held[:]  # the other processes' counts are theirs: nothing this process runs can read them
     mesh = given.data_mesh()
     build_batch, train = functions.get(given.batch_function), functions.get(given.train_function)
     try:
@@ -146,8 +169,8 @@ def run_layout(given: Training, functions: dict[str, Callable[..., Any] | None],
     output = io.StringIO()
     with tempfile.TemporaryDirectory(prefix="jaxcourse-train-") as tmp:
         try:
-            results = launch(_process_run, n, sig["devices"], args=(given, functions, steps, sig["seed"], tmp),
-                             timeout=sig["timeout"], out=output)  # fmt: skip
+            run = (given, functions, steps, sig["seed"], list(sig["held"]), tmp)
+            results = launch(_process_run, n, sig["devices"], args=run, timeout=sig["timeout"], out=output)
             status, message = "ok", ""
             if functions.get(given.train_function) is None:
                 status, message = "failed", f"no function named {given.train_function} was defined"
@@ -221,10 +244,10 @@ class LayoutRuns:
 
     def __init__(self, lookup: Lookup) -> None:
         self.lookup = lookup
-        self.done: dict[tuple[str, int, int, int, int], dict[str, Any]] = {}
+        self.done: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def run(self, sig: LayoutSig) -> dict[str, Any]:
-        key = (sig["assignment"], sig["processes"], sig["devices"], sig["num_steps"], sig["seed"])
+        key = (sig["assignment"], sig["processes"], sig["devices"], sig["num_steps"], sig["seed"], *sig["held"])
         if key not in self.done:
             given = given_for(sig)
             functions = {name: self.lookup(name) for name in given.layout_functions}
@@ -238,13 +261,14 @@ class LayoutRuns:
         return self.done[key]
 
 
-_SANDBOX_RUNS: dict[int, LayoutRuns] = {}
+RUNS = "__jaxcourse_layout_runs__"  # where a namespace keeps its layouts' runs
 
 
 def in_sandbox(fn: Callable[..., Any], sig: LayoutSig, namespace: dict[str, Any]) -> dict[str, Any]:
     """The runner's entry: one layout of the notebook's functions, run once for every task that
-    is judged on it; plain JSON, judged on the trusted side."""
-    runs = _SANDBOX_RUNS.setdefault(id(namespace), LayoutRuns(namespace_lookup(namespace)))
+    is judged on it (the runs are kept in the namespace they were run from); plain JSON, judged
+    on the trusted side."""
+    runs = namespace.setdefault(RUNS, LayoutRuns(namespace_lookup(namespace)))
     return {"value": runs.run(sig)}
 
 

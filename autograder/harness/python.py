@@ -13,7 +13,7 @@ from ..core.tasks import Case, Task
 REPORTS_MESH = False
 
 
-def signature(task: Task, case: Case, assignment: str = "") -> PythonSig:
+def signature(task: Task, case: Case, assignment: str = "", salt: str = "") -> PythonSig:
     return {"kind": "python", "function": task.name, "args": list(case.args)}
 
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 REPORTS_MESH = True  # the runner reports the mesh it exported on; the trusted side compares
 
 
-def signature(task: Task, case: Case, assignment: str = "") -> ShardMapSig:
+def signature(task: Task, case: Case, assignment: str = "", salt: str = "") -> ShardMapSig:
     """Everything needed to call ``task`` on ``case`` except the input values."""
     mesh = case.mesh_spec
     out_spec = None if task.out_layout is None else pspec.to_json(task.out_layout.spec(mesh, case.axis))

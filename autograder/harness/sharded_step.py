@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 REPORTS_MESH = True  # the runner reports the mesh it exported on; the trusted side compares
 
 
-def signature(task: Task, case: Case, assignment: str = "") -> ShardedStepSig:
+def signature(task: Task, case: Case, assignment: str = "", salt: str = "") -> ShardedStepSig:
     """The step's inputs (paths, global shapes, dtypes, shardings) on the case's mesh; no values."""
     step = task.step_args()
     return {

@@ -17,7 +17,7 @@ from .layouts import given_for
 REPORTS_MESH = False
 
 
-def signature(task: Task, case: Case, assignment: str = "") -> StepSig:
+def signature(task: Task, case: Case, assignment: str = "", salt: str = "") -> StepSig:
     """The mesh that a training step is exported for."""
     return {"kind": "train_step", "function": task.name, "assignment": assignment, "mesh": case.mesh}
 

@@ -1,7 +1,9 @@
 """The course's assignments, by nbgrader name, and the lectures' self-check exercises.
 
-A lecture's exercises live in ``lecture_<nn>_<topic>.py`` beside this file as an ``EXERCISES``
-``Assignment`` (oracles only, never graded); they are found by name, so adding a lecture needs no
+What a student may see of each: tasks, visible cases, points and rules; never a reference, a
+closed form that answers an exercise or a hidden case (those live in the instructor's
+``solutions/``). A lecture's exercises live in ``lecture_<nn>_<topic>.py`` beside this file as an
+``EXERCISES`` ``Assignment`` (never graded); they are found by name, so adding a lecture needs no
 edit here.
 """
 
@@ -46,3 +48,8 @@ def get(name: str) -> Assignment:
         return ASSIGNMENTS[name]
     except KeyError:
         raise UnknownAssignment(name) from None
+
+
+def find(name: str) -> Assignment:
+    """An assignment or a lecture's exercises, by name."""
+    return EXERCISES[name] if name in EXERCISES else get(name)

@@ -1,11 +1,10 @@
-"""Self-check exercises for lecture 06_data_parallel_training (oracles only; never graded).
+"""Self-check exercises for lecture 06_data_parallel_training (never graded).
 
 ``data_parallel_gradient``: the gradient of a loss over the whole (sharded) batch with respect to
 replicated weights, the same on every device, by averaging gradients rather than gathering data.
 ``accumulated_gradient``: the same gradient, each device adding up the gradients of ``micro``
-equal micro-batches of its rows in turn and communicating once, after the loop. The oracle gathers
-the whole batch, as data_parallel_gradient's does: accumulation changes how the gradient is
-computed, not what it is.
+equal micro-batches of its rows in turn and communicating once, after the loop. Accumulation changes how
+the gradient is computed, not what it is.
 
 One all-reduce after the loop, rather than one per micro-batch, is held by the communication
 point, not by a count of collectives. XLA:CPU's all-reduce combiner merges a Python loop's
@@ -18,37 +17,12 @@ communication point and keep the collectives point. Every case has micro > 1, so
 
 from __future__ import annotations
 
-from math import prod
-from typing import Any, cast
-
 from ..core.tasks import REPLICATED, Assignment, Case, Input, Layout, Task
 
 BATCH_SPLIT = Layout(("AXIS", None))  # (batch, features): examples over the case's axis
 
 
-def _all_reduce_weights(case: Case) -> float:
-    """One all-reduce of a gradient the size of the weights: 2 (N-1)/N of it."""
-    n = case.mesh_spec.axis_sizes[cast(str, case.axis)]  # these cases all name an axis
-    return 2 * (n - 1) / n * prod(case.shapes[0])
-
-
-def _data_parallel_gradient_oracle(w: Any, x: Any, y: Any, axis_name: str) -> Any:
-    import jax
-    import jax.numpy as jnp
-
-    # Gather the whole batch on every device (wasteful, but plainly right) and differentiate.
-    xs = jax.lax.all_gather(x, axis_name, tiled=True, to="invarying")
-    ys = jax.lax.all_gather(y, axis_name, tiled=True, to="invarying")
-    return jax.grad(lambda w: jnp.mean((xs @ w - ys) ** 2))(w)
-
-
-def _accumulated_gradient_oracle(w: Any, x: Any, y: Any, axis_name: str, micro: int) -> Any:
-    # Accumulating over equal micro-batches changes how the gradient is computed, not what it is.
-    del micro
-    return _data_parallel_gradient_oracle(w, x, y, axis_name)
-
-
-def _gradient_task(name: str, cases: tuple[Case, ...], oracle: Any) -> Task:
+def _gradient_task(name: str, cases: tuple[Case, ...]) -> Task:
     """A gradient of replicated weights over a batch split by rows: right values, all-reduces
     only, and no more traffic than one all-reduce of a gradient the size of the weights."""
     return Task(
@@ -62,15 +36,13 @@ def _gradient_task(name: str, cases: tuple[Case, ...], oracle: Any) -> Task:
         tolerance={"float32": (1e-5, 1e-5)},
         allowed=frozenset({"psum"}),
         required=frozenset({"psum"}),
-        comm_bound=_all_reduce_weights,
-        oracle=oracle,
     )
 
 
 EXERCISES = Assignment(
     name="lecture 06_data_parallel_training",
     notebook="06_data_parallel_training.ipynb",
-    solutions="",
+    solutions="lecture_06_data_parallel_training",
     tasks=(
         _gradient_task(
             "data_parallel_gradient",
@@ -78,7 +50,6 @@ EXERCISES = Assignment(
                 Case("8:i", "i", ((5, 3), (4, 5), (4, 3)), "float32"),
                 Case("2x4:x,y", "y", ((6, 2), (3, 6), (3, 2)), "float32"),
             ),
-            _data_parallel_gradient_oracle,
         ),
         _gradient_task(
             "accumulated_gradient",
@@ -86,7 +57,6 @@ EXERCISES = Assignment(
                 Case("8:i", "i", ((5, 3), (8, 5), (8, 3)), "float32", kwargs=(("micro", 4),)),
                 Case("2x4:x,y", "y", ((6, 2), (6, 6), (6, 2)), "float32", kwargs=(("micro", 3),)),
             ),
-            _accumulated_gradient_oracle,
         ),
     ),
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypedDict
 
-from ..core.records import Measurement, Signature
+from ..core.records import CaseTargets, Measurement, Signature
 from ..core.tasks import Case
 from ..harness.layouts import LayoutRuns
 
@@ -18,6 +18,7 @@ Lookup = Callable[[str], Callable[..., Any]]
 class ReferenceJob(TypedDict):
     sig: Signature
     seed: int
+    targets: CaseTargets  # the task's closed forms on this case, kept in the record
     store: str  # where the record goes (a path prefix)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..core.files import write_atomic
+from ..core.records import CaseTargets
 
 Arrays = dict[str, np.ndarray]
 
@@ -33,6 +34,12 @@ def load(prefix: str | Path) -> tuple[dict[str, Any], Arrays]:
         with np.load(prefix.with_suffix(".npz"), allow_pickle=False) as saved:
             arrays = {name: saved[name] for name in saved.files}
     return record, arrays
+
+
+def targets(prefix: str | Path) -> CaseTargets:
+    """The closed-form targets a record holds for its case (none for a kind that has none)."""
+    found: CaseTargets = json.loads(Path(prefix).with_suffix(".json").read_text()).get("targets", {})
+    return found
 
 
 def exists(prefix: str | Path) -> bool:

@@ -18,6 +18,7 @@ from ..core.errors import JaxcourseError
 from ..core.protocol import (
     ARTIFACTS,
     MAX_ARTIFACTS_BYTES,
+    MAX_MESSAGE,
     MAX_PROFILE_PHASES,
     MAX_RESULTS_BYTES,
     RESULTS,
@@ -38,21 +39,27 @@ class NoResults(ResultsError):
     """No results at all: the runner died before writing them, rather than writing nonsense."""
 
 
-def read_results(out: Path, test_ids: set[str], artifacts_dir: Path) -> Results:
-    """Load and validate what the runner left in ``out``. Exported artifacts are copied out of
-    ``artifacts.npz`` into ``artifacts_dir`` (the grader's own directory) and named there by path."""
-    results = _load_json(_read_regular(out / RESULTS, MAX_RESULTS_BYTES, "results"))
+def read_results(
+    out: Path, test_ids: set[str], artifacts_dir: Path, names: tuple[str, str] = (RESULTS, ARTIFACTS)
+) -> Results:
+    """Load and validate what the runner left in ``out`` (``names``: one phase's results and
+    artifacts files). Exported artifacts are copied out of the artifacts file into
+    ``artifacts_dir`` (the grader's own directory) and named there by path. The sandbox's own
+    words (messages) are cut to ``MAX_MESSAGE`` characters."""
+    results_name, artifacts_name = names
+    results = _load_json(read_regular(out / results_name, MAX_RESULTS_BYTES, "results"))
     _expect(isinstance(results, dict) and results.get("version") == VERSION, "unknown results version")
     extra = set(results) - {"version", "notebook", "meshes", "tests", "profile"}
     _expect(not extra, f"unexpected fields {', '.join(sorted(map(str, extra)))[:80]}")
     notebook = results.get("notebook")
     _expect(isinstance(notebook, dict) and notebook.get("status") in {"ok", "error"}, "bad notebook status")
     _expect(isinstance(notebook.get("message"), str), "bad notebook message")
+    notebook["message"] = notebook["message"][:MAX_MESSAGE]
     _expect(isinstance(results.get("meshes"), dict), "bad mesh signatures")
     tests = results.get("tests")
     _expect(isinstance(tests, dict) and set(tests) <= test_ids, "results for tests never asked for")
     _check_profile(results.get("profile", {"entered_at": 0.0, "seconds": {}}))
-    artifacts = _artifacts(out / ARTIFACTS) if os.path.lexists(out / ARTIFACTS) else {}
+    artifacts = _artifacts(out / artifacts_name) if os.path.lexists(out / artifacts_name) else {}
     for test_id, test in tests.items():
         _check_test(test_id, test, artifacts)
         if test["status"] == "exported":
@@ -62,7 +69,7 @@ def read_results(out: Path, test_ids: set[str], artifacts_dir: Path) -> Results:
     return cast(Results, results)  # every field checked above
 
 
-def _read_regular(path: Path, limit: int, what: str) -> bytes:
+def read_regular(path: Path, limit: int, what: str) -> bytes:
     """At most ``limit`` bytes of a regular file, never following a link (the sandbox may have
     planted one pointing anywhere on the host) and never blocking on a pipe."""
     try:
@@ -92,7 +99,7 @@ def _load_json(data: bytes) -> Any:
 def _artifacts(path: Path) -> dict[str, bytes]:
     """The byte arrays of ``artifacts.npz``: stored (never compressed) members with checked names
     and sizes, loaded without pickle."""
-    data = _read_regular(path, MAX_ARTIFACTS_BYTES, "artifacts")
+    data = read_regular(path, MAX_ARTIFACTS_BYTES, "artifacts")
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             for member in archive.infolist():
@@ -110,6 +117,8 @@ def _artifacts(path: Path) -> dict[str, bytes]:
 def _check_test(test_id: str, test: Any, artifacts: dict[str, bytes]) -> None:
     _expect(isinstance(test, dict) and test.get("status") in TEST_STATUSES, f"bad status for {test_id}")
     _expect(isinstance(test.get("message", ""), str), f"bad message for {test_id}")
+    if "message" in test:
+        test["message"] = test["message"][:MAX_MESSAGE]
     varying = test.get("varying", [])
     ok = isinstance(varying, list) and len(varying) <= 8 and all(isinstance(a, str) and len(a) <= 64 for a in varying)
     _expect(ok, f"bad varying axes for {test_id}")
@@ -120,9 +129,12 @@ def _check_test(test_id: str, test: Any, artifacts: dict[str, bytes]) -> None:
     if test["status"] == "value":
         result = test.get("result")
         ok = isinstance(result, dict) and (
-            set(result) == {"value"} or (set(result) == {"raises", "message"} and isinstance(result["raises"], str))
+            set(result) == {"value"}
+            or (set(result) == {"raises", "message"} and all(isinstance(result[k], str) for k in result))
         )
         _expect(ok, f"bad value for {test_id}")
+        if "raises" in result:
+            result["raises"], result["message"] = result["raises"][:80], result["message"][:MAX_MESSAGE]
 
 
 def _check_profile(profile: Any) -> None:

@@ -22,14 +22,10 @@ from .verdict import score as score  # re-exported: the array tasks' verdict, me
 
 
 def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The reference step's record (dtypes and program) and its outputs on the case's inputs."""
     sig = cast(ShardedStepSig, job["sig"])  # this module is handed only its own kind
-    return _expected(refs.lookup(sig["function"]), sig, job["seed"])
-
-
-def _expected(step: Callable[..., Any], sig: ShardedStepSig, seed: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """A step's record (dtypes and program) and its outputs on the case's inputs."""
-    wrapped, _, mesh = harness.build(step, sig)
-    outs, structure = execute(wrapped, make_inputs(sig, seed, mesh), mesh)
+    wrapped, _, mesh = harness.build(refs.lookup(sig["function"]), sig)
+    outs, structure = execute(wrapped, make_inputs(sig, job["seed"], mesh), mesh)
     values = [host_value(out) for out in outs]
     arrays = {f"out{i}": v.astype(np.float32) if d == "bfloat16" else v for i, (v, d) in enumerate(values)}
     return {"dtypes": [dtype for _, dtype in values], "structure": structure}, arrays
@@ -84,20 +80,7 @@ def _against(
     call: Callable[..., Any], sig: ShardedStepSig, seed: int, expected: tuple[dict[str, Any], dict[str, np.ndarray]],
     tolerance: tuple[float, float],
 ) -> Measurement:  # fmt: skip
-    """The step's outputs against the reference's. Its traffic is held to the task's closed form
-    alone: a public oracle computes the step whole, so its own traffic bounds nothing."""
+    """The step's outputs against the reference's."""
     record, arrays = expected
     outs = [arrays[f"out{i}"] for i in range(len(record["dtypes"]))]
     return measure_outputs(call, sig, seed, outs, record["dtypes"], tolerance)
-
-
-def self_check(
-    fn: Callable[..., Any], reference_step: Callable[..., Any], sig: ShardedStepSig, seed: int,
-    tolerance: tuple[float, float],
-) -> Measurement:  # fmt: skip
-    """A notebook's step measured as the grader measures an exported one, against ``reference_step``."""
-    try:
-        call, _, _ = harness.build(fn, sig)
-    except Exception as err:  # show the student their own error, in one line
-        return {"values": fail(f"raised {type(err).__name__}: {str(err)[:400]}")}
-    return _against(call, sig, seed, _expected(reference_step, sig, seed), tolerance)

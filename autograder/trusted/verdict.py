@@ -1,8 +1,12 @@
-"""The verdict on array and plain-Python tasks: per-case measurements against the task spec,
-giving scores and reasons (training tasks have their own, in ``training/``).
+"""The verdict on array and plain-Python tasks: per-case measurements against the task spec and
+the closed-form targets of each case (its reference record's), giving scores and reasons
+(training tasks have their own, in ``training/``).
 
 Values come first: collectives and communication are judged only on cases whose values are right,
-so a submission cannot earn points without computing correct outputs.
+so a submission cannot earn points without computing correct outputs; and communication only once
+the collectives are right, so the built-in collective a part forbids earns none of what the part
+teaches. A visible part judged on a hidden case names no hidden case: its message says only that
+one fails, and how.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from ..core.dataflow import overlap_problem
-from ..core.records import Census, Measurement, TestResult
+from ..core.records import CaseTargets, Census, Measurement, TestResult
 from ..core.tasks import COLLECTIVES, HLO_TO_JAX, Case, Task
 from .jobs import Measured
 
@@ -26,9 +30,12 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
     judges = {
         "values": lambda: _values(visible),
         "hidden values": lambda: _values(hidden),
-        "collectives": lambda: _structure(correct, lambda c, m: _collective_problem(task, c, m)),
-        "communication": lambda: _structure(correct, lambda c, m: _communication_problem(task, c, m)),
-        "memory": lambda: _structure(correct, lambda c, m: _memory_problem(task, c, m)),
+        "collectives": lambda: _structure(correct, lambda c, m: _collective_problem(task, c, m), "collectives"),
+        "communication": lambda: (
+            _gated(task, correct)
+            or _structure(correct, lambda c, m: _communication_problem(task, c, m), "communication")
+        ),
+        "memory": lambda: _structure(correct, lambda c, m: _memory_problem(task, c, m), "memory"),
     }
     results = []
     for part, points in task.points.items():
@@ -75,16 +82,17 @@ def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict
                 "minimum": census["values_per_device"], "reference": reference.get("link_values_per_device"),
                 "case": case.label()}  # fmt: skip
     minimum: float | None
-    if task.comm_bytes is not None:
+    targets = _targets(m)
+    if "comm_bytes" in targets:
         sent, minimum, ref, unit = (
             m["census"]["program_bytes"],
-            task.comm_bytes(case),
+            targets["comm_bytes"],
             reference.get("program_bytes"),
             "bytes",
         )
     else:
         sent, unit, ref = m["census"]["values_per_device"], "values", reference.get("values_per_device")
-        minimum = task.comm_bound(case) if task.comm_bound else ref
+        minimum = targets.get("comm_bound", ref)
     if minimum is None:
         return None
     return {"kind": "traffic", "unit": unit, "sent": sent, "minimum": minimum, "reference": ref, "case": case.label()}
@@ -109,13 +117,33 @@ def _values(cases: Measured) -> str:
     return f"{case.label()}: {measurement['values']['message']}{more}"
 
 
-def _structure(correct: Measured, problem_of: Callable[[Case, Measurement], str]) -> str:
+# What a visible part says of a hidden case that fails it: the kind of problem, never the case.
+HIDDEN_PROBLEM = {
+    "collectives": "it runs other collectives than this task allows, or not as often as it must",
+    "communication": "it sends more than the least this task can send",
+    "memory": "a device holds more of the returned state than its share",
+}
+
+
+def _structure(correct: Measured, problem_of: Callable[[Case, Measurement], str], part: str) -> str:
+    """The first right case, visible ones first, that the part finds a problem in."""
     if not correct:
         return "not checked until the values are right on at least one case"
-    for case, measurement in correct:
+    for case, measurement in sorted(correct, key=lambda cm: cm[0].hidden):
         problem = problem_of(case, measurement)
+        if problem and case.hidden:
+            return f"a hidden case: {HIDDEN_PROBLEM[part]}; check your function on other meshes, axes and dtypes"
         if problem:
             return f"{case.label()}: {problem}"
+    return ""
+
+
+def _gated(task: Task, correct: Measured) -> str:
+    """Communication counts only once the collectives are right: traffic sent through a
+    collective the task forbids is not what it teaches."""
+    collectives = "collectives" in task.points and correct
+    if collectives and _structure(correct, lambda c, m: _collective_problem(task, c, m), "collectives"):
+        return "not checked until the collectives are right (see the collectives part)"
     return ""
 
 
@@ -123,7 +151,13 @@ def _names(hlo_ops: Iterable[str]) -> str:
     return ", ".join(f"{op} ({HLO_TO_JAX[op]})" for op in sorted(hlo_ops))
 
 
+def _targets(m: Measurement) -> CaseTargets:
+    return m.get("targets", {})
+
+
 def _collective_problem(task: Task, case: Case, m: Measurement) -> str:
+    if task.axis_collectives:
+        return _axes_problem(task, m["census"])
     ran = {op for op, n in m["census"]["counts"].items() if n}
     asked = {op for op, n in m["asked"].items() if n}
     if task.allowed is not None:
@@ -136,16 +170,35 @@ def _collective_problem(task: Task, case: Case, m: Measurement) -> str:
     missing = {COLLECTIVES[name] for name in task.required} - ran
     if missing:
         return f"the compiled HLO has no {_names(missing)}; {task.name} must use it"
-    problem = _count_problem(task, case, m["census"]["counts"])
+    problem = _count_problem(task, _targets(m), m["census"]["counts"])
     if problem or not task.overlapped:
         return problem
     return overlap_problem(m.get("matmul_waits", []), _ring_size(case))
 
 
-def _count_problem(task: Task, case: Case, counts: dict[str, int]) -> str:
-    if task.collective_counts is None:
+def _axes_problem(task: Task, census: Census) -> str:
+    """Per mesh axis: only the collectives the task allows on it, and at least one of them; a
+    collective that spans no named axis on its own (or several at once) is not the task's."""
+    rules = dict(task.axis_collectives)
+    by_axes = census.get("by_axes", {})
+    for axes, counts in sorted(by_axes.items()):
+        ran = {op for op, n in counts.items() if n}
+        allowed = {COLLECTIVES[name] for name in rules.get(axes, frozenset())}
+        if ran - allowed:
+            where = f"over {axes!r}" if axes else "within single devices"
+            may = "; ".join(f"over {a!r} only {', '.join(sorted(ops))}" for a, ops in task.axis_collectives)
+            return f"the compiled HLO runs {_names(ran - allowed)} {where}; {task.name} may run {may}"
+    for axis, ops in task.axis_collectives:
+        if not any(by_axes.get(axis, {}).get(COLLECTIVES[name], 0) for name in ops):
+            return (f"the compiled HLO runs no {_names(COLLECTIVES[n] for n in ops)} over {axis!r}; "
+                    f"{task.name} must, or {axis!r} does no work")  # fmt: skip
+    return ""
+
+
+def _count_problem(task: Task, targets: CaseTargets, counts: dict[str, int]) -> str:
+    if "collective_counts" not in targets:
         return ""
-    for name, want in sorted(task.collective_counts(case).items()):
+    for name, want in sorted(targets["collective_counts"].items()):
         got = counts.get(COLLECTIVES[name], 0)
         if got != want:
             return (
@@ -165,15 +218,16 @@ def _communication_problem(task: Task, case: Case, m: Measurement) -> str:
         )
     if _skips_neighbours(task, census):
         return _hops_problem(case, census)
-    if task.comm_bytes is not None:
-        return _bytes_problem(task, case, m)
+    targets = _targets(m)
+    if "comm_bytes" in targets:
+        return _bytes_problem(task, targets, m)
     reference = m.get("reference_census")
-    bound = task.comm_bound(case) if task.comm_bound else (reference or {}).get("values_per_device")
+    bound = targets.get("comm_bound", (reference or {}).get("values_per_device"))
     if bound is None or census["values_per_device"] <= bound + 1e-9:
         return ""
-    what = "the minimum" if task.comm_bound else "the reference's traffic"
+    what = "the minimum" if "comm_bound" in targets else "the reference's traffic"
     problem = f"sends {_traffic(census)} per device; {what} is {bound:g} values"
-    if reference and task.comm_bound:
+    if reference and "comm_bound" in targets:
         problem += f", and the reference sends {reference['values_per_device']:g}"
     return problem
 
@@ -198,20 +252,20 @@ def _hops_problem(case: Case, census: Census) -> str:
     )
 
 
-def _bytes_problem(task: Task, case: Case, m: Measurement) -> str:
+def _bytes_problem(task: Task, targets: CaseTargets, m: Measurement) -> str:
     """Traffic in bytes at the program's own dtypes: equal to the task's closed form, and no more
     than the reference's on the same mesh."""
-    # Both known here: the caller judges bytes only for a task with comm_bytes, and only once the
-    # traffic is bounded (program_bytes is None only when it is not).
+    # Known here: the caller judges bytes only once the traffic is bounded (program_bytes is None
+    # only when it is not).
     sent = cast(float, m["census"]["program_bytes"])
-    closed = cast("Callable[[Case], float]", task.comm_bytes)(case)
+    closed = targets["comm_bytes"]
     reference = (m.get("reference_census") or {}).get("program_bytes")
     over_reference = reference is not None and sent > reference + 1e-9
     if not over_reference and math.isclose(sent, closed, rel_tol=1e-9, abs_tol=1e-9):
         return ""
     expected = f"the closed form for {task.name} is {closed:g} bytes"
-    if task.plan_bytes is not None:  # a choice: name the cheapest plan, and every plan's figure
-        plans = task.plan_bytes(case)
+    if "plan_bytes" in targets:  # a choice: name the cheapest plan, and every plan's figure
+        plans = targets["plan_bytes"]
         each = ", ".join(f"{plan} {cost:g}" for plan, cost in plans.items())
         expected = f"for these sizes the cheapest plan is {min(plans, key=plans.__getitem__)}, {closed:g} bytes (bytes per plan: {each})"
     problem = f"sends {_bytes(m['census'])} per device; {expected}"
@@ -237,7 +291,7 @@ def _memory_problem(task: Task, case: Case, m: Measurement) -> str:
     held in more than its share is named, with what it holds and what it should."""
     held = [(path, int(mine), int(whole)) for path, mine, whole in m["memory"]]
     total, whole_total = sum(h for _, h, _ in held), sum(w for _, _, w in held)
-    closed = cast("Callable[[Case], float]", task.memory_bytes)(case)
+    closed = _targets(m)["memory_bytes"]
     if math.isclose(total, closed, rel_tol=1e-9):
         return ""
     share = closed / whole_total  # of each leaf, the part one device keeps
@@ -256,7 +310,7 @@ def _memory_figure(task: Task, correct: Measured) -> dict[str, Any] | None:
     for case, m in correct:
         if not case.hidden and _memory_problem(task, case, m):
             whole = sum(int(w) for _, _, w in m["memory"])
-            share = cast("Callable[[Case], float]", task.memory_bytes)(case) / whole
+            share = _targets(m)["memory_bytes"] / whole
             leaves = [[path, int(held), share * int(size)] for path, held, size in m["memory"]]
             return {"kind": "memory", "leaves": leaves, "case": case.label()}
     return None
@@ -268,11 +322,14 @@ def _fraction(share: float) -> str:
 
 
 def _passed_note(task: Task, part: str, measured: Measured) -> str:
+    """What a passed part measured, on the visible cases: a hidden case's figures would describe it."""
+    shown = [m for c, m in measured if m["values"]["ok"] and not c.hidden]
+    if not shown and part in ("communication", "memory"):
+        return "judged on hidden cases only: no visible case's values are right"
     if part == "communication":
-        show = _bytes if task.comm_bytes is not None else _traffic
-        sent = [show(m["census"]) for _, m in measured if m["values"]["ok"]]
+        sent = [(_bytes if "comm_bytes" in _targets(m) else _traffic)(m["census"]) for m in shown]
         return "sent per device: " + "; ".join(sent)
     if part == "memory":
-        held = [sum(int(h) for _, h, _ in m["memory"]) for _, m in measured if m["values"]["ok"]]
+        held = [sum(int(h) for _, h, _ in m["memory"]) for m in shown]
         return "returned state held per device: " + "; ".join(f"{b} bytes" for b in held)
     return ""

@@ -1,5 +1,6 @@
-"""The trusted worker: compute reference records, or measure a submission's results (its
-exported artifacts run on inputs made here from seeds) on the same mesh as the reference.
+"""The trusted worker: compute reference records from the instructor's solutions (with each
+case's closed-form targets beside them), or measure a submission's results (its exported
+artifacts run on inputs made here from seeds) on the same mesh as the reference.
 
 It runs in its own process, started by the grader, so that a submission's program that never
 ends costs only a time limit.
@@ -31,19 +32,11 @@ class MeshMismatch(JaxcourseError):
 
 
 def reference_function(provider: dict[str, Any], task: str) -> Callable[..., Any]:
-    """The instructor's solution, or a task's public oracle where no solutions are at hand."""
-    from ..specs import ASSIGNMENTS
+    """The instructor's solution to ``task``: references exist only in the course's solutions/."""
+    from ..core.course import Course
+    from ..specs import find
 
-    if provider["kind"] == "solutions":
-        from ..core.course import Course
-
-        course = Course(Path(provider["root"]))
-        assignment = next(a for a in ASSIGNMENTS.values() if a.solutions == provider["module"])
-        return course.reference(assignment, task)
-    oracle = ASSIGNMENTS[provider["assignment"]].task(task).oracle
-    if oracle is None:
-        raise ValueError(f"task {task} has no oracle; grading it needs the solutions")
-    return oracle
+    return Course(Path(provider["root"])).reference(find(provider["assignment"]), task)
 
 
 def check_meshes(reported: dict[str, Any]) -> None:
@@ -81,7 +74,7 @@ def store_references(job: dict[str, Any]) -> None:
     refs = References(lambda name: reference_function(job["provider"], name))
     for test in job["tests"]:
         record, arrays = JUDGES[test["sig"]["kind"]].reference_record(test, refs)
-        reference.save(test["store"], record, arrays)
+        reference.save(test["store"], {**record, "targets": test["targets"]}, arrays)
 
 
 def measure_submission(job: dict[str, Any], cache: dict[str, int]) -> None:

@@ -7,7 +7,8 @@ elsewhere, on inputs this process never sees.
     python -m autograder.untrusted.runner CELLS_JSON PLAN_JSON OUT_DIR
 
 Only ``core``, ``specs``, ``harness`` and this folder are in the sandbox: the code that decides
-scores is not there to be read or patched.
+scores is not there to be read or patched. The hidden cases come last, and only once the grader
+has sealed what this process wrote of the visible ones (``core/protocol.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -26,7 +28,19 @@ from typing import Any
 
 from ..core.files import write_atomic
 from ..core.profile import Stopwatch
-from ..core.protocol import ARTIFACTS, RESULTS, VERSION, CallResult, Cell, NotebookRun, PlannedCall, Results
+from ..core.protocol import (
+    ARTIFACTS,
+    HIDDEN_ARTIFACTS,
+    HIDDEN_PLAN,
+    HIDDEN_RESULTS,
+    RESULTS,
+    VERSION,
+    CallResult,
+    Cell,
+    NotebookRun,
+    PlannedCall,
+    Results,
+)
 from ..core.records import Signature
 
 
@@ -37,6 +51,12 @@ class TestTimeout(BaseException):
 
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
+    """A limit for the call inside, by SIGALRM: only the main thread can have one (a notebook's
+    own check from another thread goes unlimited, as the rest of that thread's code does)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
     def expire(signum: int, frame: Any) -> None:
         raise TestTimeout(f"took longer than {seconds:g} s")
 
@@ -119,12 +139,17 @@ def run_test(test: PlannedCall, namespace: dict[str, Any], artifacts: dict[str, 
 
 
 def run_tests(
-    planned: list[PlannedCall], namespace: dict[str, Any], artifacts: dict[str, bytes], watch: Stopwatch | None = None
+    planned: list[PlannedCall],
+    namespace: dict[str, Any],
+    artifacts: dict[str, bytes],
+    watch: Stopwatch | None = None,
+    timed_out: dict[str, CallResult] | None = None,
 ) -> dict[str, CallResult]:
-    """Every planned call, in order. A function that ran out of time once is not called again:
-    its remaining cases fail at once with the same reason, so an endless loop costs one limit."""
+    """Every planned call, in order. A function that ran out of time once (``timed_out``, by
+    function, kept across calls) is not called again: its remaining cases fail at once with the
+    same reason, so an endless loop costs one limit."""
     results: dict[str, CallResult] = {}
-    timed_out: dict[str, CallResult] = {}
+    timed_out = {} if timed_out is None else timed_out
     watch = watch or Stopwatch()
     for test in planned:
         function = test["sig"]["function"]
@@ -167,26 +192,56 @@ def main(argv: list[str]) -> int:
     namespace: dict[str, Any] = {"__name__": "__main__"}
     with watch.phase("run the cells"):
         notebook = run_cells(cells, namespace, plan.get("keep_going", False))
+    timed_out: dict[str, CallResult] = {}
+    results, artifacts = _phase(plan["tests"], notebook, namespace, watch, timed_out)
+    write_results(out, {**results, "profile": {"entered_at": entered_at, "seconds": watch.seconds}}, artifacts)
+    if notebook["status"] == "ok" and plan.get("hidden_wait"):
+        hidden = _hidden_plan(Path(plan_path).parent / HIDDEN_PLAN, plan["hidden_wait"])
+        if hidden:
+            results, artifacts = _phase(hidden, notebook, namespace, watch, timed_out)
+            write_results(out, results, artifacts, (HIDDEN_RESULTS, HIDDEN_ARTIFACTS))
+    return 0
+
+
+def _phase(
+    planned: list[PlannedCall], notebook: NotebookRun, namespace: dict[str, Any], watch: Stopwatch,
+    timed_out: dict[str, CallResult],
+) -> tuple[Results, dict[str, bytes]]:  # fmt: skip
+    """One phase's results (its calls, if the notebook ran) and the artifacts they name."""
     tests: dict[str, CallResult] = {}
     meshes: dict[str, Any] = {}
     artifacts: dict[str, bytes] = {}
     if notebook["status"] == "ok":
-        tests = run_tests(plan["tests"], namespace, artifacts, watch)
-        meshes = mesh_signatures([t["sig"] for t in plan["tests"]])
-    results: Results = {"version": VERSION, "notebook": notebook, "meshes": meshes, "tests": tests,
-                        "profile": {"entered_at": entered_at, "seconds": watch.seconds}}  # fmt: skip
-    write_results(out, results, artifacts)
-    return 0
+        tests = run_tests(planned, namespace, artifacts, watch, timed_out)
+        meshes = mesh_signatures([t["sig"] for t in planned])
+    results: Results = {"version": VERSION, "notebook": notebook, "meshes": meshes, "tests": tests}
+    return results, artifacts
 
 
-def write_results(out: Path, results: Results, artifacts: dict[str, bytes]) -> None:
-    """Artifacts first, results last: a results file means everything it names is written."""
+def _hidden_plan(path: Path, wait: float) -> list[PlannedCall]:
+    """The hidden cases, once the grader has written them (it does as soon as it has sealed the
+    visible ones); none if it does not within ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while not path.is_file():
+        if time.monotonic() > deadline:
+            return []
+        time.sleep(0.01)
+    tests: list[PlannedCall] = json.loads(path.read_text())["tests"]
+    return tests
+
+
+def write_results(
+    out: Path, results: Results, artifacts: dict[str, bytes], names: tuple[str, str] = (RESULTS, ARTIFACTS)
+) -> None:
+    """Artifacts first, results last: a results file means everything it names is written
+    (``names``: one phase's results and artifacts files)."""
     import numpy as np
 
+    results_name, artifacts_name = names
     arrays = {name: np.frombuffer(data, dtype=np.uint8) for name, data in artifacts.items()}
-    with open(out / ARTIFACTS, "wb") as f:
+    with open(out / artifacts_name, "wb") as f:
         np.savez(f, **arrays)  # type: ignore[arg-type]  # keys are artifact names, never savez's allow_pickle
-    write_atomic(out / RESULTS, json.dumps(results))
+    write_atomic(out / results_name, json.dumps(results))
 
 
 if __name__ == "__main__":

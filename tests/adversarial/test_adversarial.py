@@ -39,7 +39,12 @@ LIMITS = "[sandbox]\ntimeout = 45\ntest_timeout = 8\n"
 NOT_IN_SNAPSHOT = {
     "imports_trusted_code": "added with the restructuring, to prove the sandbox lacks trusted/ and grading/",
     "poisons_compile_cache": "added with the class's compile cache (issue 17), to prove no container can write it",
+    "leaks_hidden_cases": "added with the sealed first phase (issue 23), to prove no hidden case reaches a student",
+    "replays_shipped_records": "added with the shipped records (issue 23), to prove they answer no graded case",
 }
+# The hidden cases' meshes of 01_collectives (its visible ones are 8:i and 2x4:x,y): what no student
+# may read in a report's visible words or in a feedback page.
+HIDDEN_MESH = re.compile(r"4x2|'x': 4|\(1, 5\)|\(4, 2, 2\)")
 
 
 class Listener:
@@ -102,11 +107,11 @@ def graded(tmp_path_factory, cpu_image, listener):
         write_submission(submitted, case.name, solved_notebook(course, case.functions, _fill(case.extra_cell, values)))
         notebooks[case.name] = (notebook, _digest(notebook))
     run = grade_class(ASSIGNMENT, course, jobs=2, progress=False, sandbox="docker", image=cpu_image, say=print)
-    return {r.student: r for r in run.reports}, notebooks
+    return {r.student: r for r in run.reports}, notebooks, course.nbgrader_root / "graded" / ASSIGNMENT
 
 
 def test_the_reference_student_is_graded_as_usual(graded):
-    reports, _ = graded
+    reports, *_ = graded
     reference = reports["reference"]
     snapshot.assert_matches(reference, "adversarial/reference")
     assert reference.status == "graded", reference.message
@@ -117,7 +122,7 @@ def test_the_reference_student_is_graded_as_usual(graded):
 
 @pytest.mark.parametrize("case", adversarial_cases(), ids=lambda c: c.name)
 def test_each_attack_gets_its_status_and_score(case: WrongSubmission, graded):
-    reports, _ = graded
+    reports, *_ = graded
     report = reports[case.name]
     if case.name in NOT_IN_SNAPSHOT:
         assert f"adversarial/{case.name}" not in snapshot.records(), f"{case.name} has a record now: compare it"
@@ -145,12 +150,23 @@ def test_every_case_but_the_new_ones_has_a_snapshot_record():
     assert recorded == (names - set(NOT_IN_SNAPSHOT)) | {"reference"}
 
 
+def test_no_report_or_feedback_names_a_hidden_case(graded):
+    """What a student reads (the report's message, each visible test's message, the feedback
+    page) never names a hidden case, whatever the sandbox wrote once it knew them."""
+    reports, _, out = graded
+    for student, report in reports.items():
+        shown = [report.message] + [t.message for t in report.tests if t.visibility == "visible"]
+        assert not [m for m in shown if HIDDEN_MESH.search(m)], (student, shown)
+        page = (out / student / "feedback.html").read_text()
+        assert not HIDDEN_MESH.search(page), student
+
+
 def test_nothing_reached_the_network(graded, listener):
     assert listener.connections == []
 
 
 def test_submissions_are_unchanged_on_disk(graded):
-    _, notebooks = graded
+    _, notebooks, _ = graded
     assert {name: _digest(path) for name, (path, _) in notebooks.items()} == {
         name: digest for name, (_, digest) in notebooks.items()
     }

@@ -14,6 +14,7 @@ import pytest
 from autograder.delivery import lab
 from autograder.grading import images
 from autograder.grading.containers import running
+from autograder.specs import get
 
 from ..helpers.course import REPO
 from ..helpers.images import jovyan_dir, released_notebooks, run_once, wait_for_log
@@ -215,3 +216,43 @@ def test_pip_freeze_recorded_and_matches_the_lock(lab_container):
     drift = {k: (v, norm.get(k)) for k, v in pinned.items() if norm.get(k) != v}
     assert not drift, f"installed versions differ from requirements/cpu.lock: {drift}"
     assert not re.search(r"^nvidia-|^jax-cuda|^libtpu", freeze, re.M), "the cpu image must hold no CUDA or TPU runtime"
+
+
+FINDER = (REPO / "tests" / "adversarial" / "finds_answers.py").read_text()
+
+
+def test_the_image_holds_no_answer_a_student_could_call(client, cpu_image):
+    """The student's own kernel has the whole package (the sandbox has less): no solutions package,
+    and no function named as a graded one, closed form kept for a task, or callable field of a
+    task record, anywhere in it (the search a dishonest student would run, tests/adversarial)."""
+    script = FINDER + (
+        "\nimport json\nfrom autograder.specs import ASSIGNMENTS, EXERCISES\n"
+        "found = {t.name: [getattr(c, '__qualname__', repr(c)) for c in candidates(t.name, worded=False)]\n"
+        "         for a in (*ASSIGNMENTS.values(), *EXERCISES.values()) for t in a.tasks}\n"
+        "try:\n    import solutions\n    found['solutions'] = [solutions.__file__]\n"
+        "except ModuleNotFoundError:\n    pass\n"
+        "print('FOUND', json.dumps({k: v for k, v in found.items() if v}))\n"
+    )
+    code, out = run_once(client, cpu_image, ["python", "-c", script], network_mode="none")
+    assert code == 0, out[-2000:]
+    assert out.strip().splitlines()[-1] == "FOUND {}", out[-2000:]
+
+
+def test_the_image_checks_against_its_shipped_records_only(client, cpu_image, sources):
+    """The records a student's check judges against are in the image, exactly as the release made
+    them (visible cases only: tests/test_release.py), and a right answer passes its check there."""
+    code, out = run_once(client, cpu_image, ["sh", "-c", 'cd "$JAXCOURSE_EXPECTED" && find . -type f | sort'])
+    assert code == 0, out
+    shipped = sorted(
+        f"./{p.relative_to(sources.expected).as_posix()}" for p in sources.expected.rglob("*") if p.is_file()
+    )
+    assert out.split() == shipped
+    local_shape = (REPO / "solutions" / "collectives.py").read_text().split("def local_shape")[1].split("\ndef ")[0]
+    script = (
+        "from math import prod\nfrom autograder.checks import check\n"
+        f"def local_shape{local_shape}\n"
+        "print('CHECKED', check(local_shape).score)\n"
+    )
+    code, out = run_once(client, cpu_image, ["python", "-c", script], network_mode="none")
+    visible = get("01_collectives").task("local_shape").points["values"]  # hidden cases stay with the instructor
+    assert code == 0 and f"CHECKED {visible}" in out, out[-2000:]

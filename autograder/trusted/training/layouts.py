@@ -7,14 +7,13 @@ must agree on it); the parameters and the loss history within ``TOLERANCE`` of t
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
 
 from ...core import pspec
 from ...core.records import LayoutSig, Measurement, TestResult, Verdict, fail, ok
-from ...core.tasks import Case, Task
+from ...core.tasks import Task
 from ...harness import layouts as harness
 from .. import reference
 from ..jobs import Evaluation, Measured, ReferenceJob, References
@@ -129,20 +128,3 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
         for case, m in [by_part[part]]
         for problem in [m["values"]["message"] if not m["values"]["ok"] else ""]
     ]  # fmt: skip
-
-
-_REFERENCE_RUNS: dict[int, harness.LayoutRuns] = {}  # per reference lookup: oracle runs are reused
-
-
-def self_check(task: Task, cases: tuple[Case, ...], fn: Callable[..., Any], lookup: harness.Lookup,
-               assignment: str) -> Measured:  # fmt: skip
-    """Measure a notebook's function as the grader does, against ``lookup``'s references; the
-    other graded functions come from the notebook's namespace."""
-    namespace = getattr(fn, "__globals__", {})
-    student = harness.LayoutRuns(lambda name: fn if name == task.name else harness.namespace_lookup(namespace)(name))
-    references = _REFERENCE_RUNS.setdefault(id(lookup), harness.LayoutRuns(lookup))
-    measured: Measured = []
-    for case in cases:
-        sig = harness.signature(task, case, assignment)
-        measured.append((case, {"values": judge(sig, student.run(sig), references.run(sig))}))
-    return measured

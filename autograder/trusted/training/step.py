@@ -7,7 +7,8 @@ gradients are averaged the update is a symmetric sum over devices, so with one m
 cannot change; with a mask per device it does. Collectives and dropout are judged only on steps
 that are right whenever dropout plays no part (the task's ``quiet`` state), so no points come
 without a working step, while a step whose only fault is its dropout keys still earns its
-collectives."""
+collectives; and dropout only on a step whose collectives are a data-parallel step's, so a step
+that gathers the batch and computes it whole keeps its values alone."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import numpy as np
 from ...core.hlo import hlo_census, stablehlo_collectives
 from ...core.mesh import MeshSpec
 from ...core.records import Census, Measurement, StepSig, TestResult, fail, ok
-from ...core.tasks import Case, Task, Training
+from ...core.tasks import Task, Training
 from ...harness import layouts
 from ...harness.train_step import flat_step
 from .. import policy, reference
@@ -226,6 +227,8 @@ def _step_problem(part: str, measurements: list[Measurement]) -> str:
         if "dropout_free" not in m or not m["dropout_free"]["ok"]:
             why = m.get("dropout_free", m["values"])["message"]
             return f"not checked until the step is right when dropout plays no part ({why})"
+        if part == "dropout" and _collectives_problem(m):  # per-device masks mean something in a DP step only
+            return "not checked until the collectives are right (see the collectives part)"
         problem = _collectives_problem(m) if part == "collectives" else _dropout_problem(m)
         if problem:
             return problem
@@ -258,18 +261,3 @@ def _dropout_problem(m: Measurement) -> str:
     devices = ", ".join(map(str, same))
     return (f"device 0 and device{'s' if len(same) > 1 else ''} {devices} draw the same dropout mask: swapping "
             "their examples leaves the update unchanged; fold the device's index along 'data' into the key")  # fmt: skip
-
-
-def self_check(task: Task, cases: tuple[Case, ...], fn: Callable[..., Any], lookup: layouts.Lookup,
-               seed: Callable[[Case], int]) -> Measured:  # fmt: skip
-    """Measure a notebook's step as the grader does, against ``lookup``'s reference step."""
-    import jax
-
-    measured: Measured = []
-    for case in cases:
-        inputs = StepInputs(task.given(), case.mesh, seed(case))
-        reference_step = lookup(task.name)
-        assert reference_step is not None
-        expected, probe = inputs.expected(jax.jit(flat_step(reference_step, inputs.treedef)))
-        measured.append((case, measure_step(jax.jit(flat_step(fn, inputs.treedef)), inputs, expected, probe)))
-    return measured

@@ -1,4 +1,5 @@
-"""A layernorm that gathers the full rows: right values, forbidden all-gather, far more traffic."""
+"""A layernorm that gathers the full rows: right values, but the all-gather it calls is forbidden
+(and sends far more): it keeps its values' points alone, and its traffic is not judged."""
 
 EXPECTED = {
     "sharded_layernorm: collectives": 0,
@@ -6,7 +7,7 @@ EXPECTED = {
 }
 REASONS = {
     "sharded_layernorm: collectives": "the compiled HLO contains all-gather (all_gather); sharded_layernorm may use only psum",
-    "sharded_layernorm: communication": "sends 224 values (896 bytes) per device; the minimum is 14 values",
+    "sharded_layernorm: communication": "not checked until the collectives are right",
 }
 
 

@@ -1,5 +1,6 @@
-"""matmul_reduce_scatter all-reduces the partial sums and keeps its own rows: right values, the
-wrong collective, twice the bytes."""
+"""matmul_reduce_scatter all-reduces the partial sums and keeps its own rows: right values, but the
+wrong collective (and twice the bytes): it keeps its values' points alone, half the part, and its
+traffic is not judged."""
 
 EXPECTED = {
     "matmul_reduce_scatter: collectives": 0,
@@ -7,7 +8,7 @@ EXPECTED = {
 }
 REASONS = {
     "matmul_reduce_scatter: collectives": "all-reduce (psum); matmul_reduce_scatter may use only psum_scatter",
-    "matmul_reduce_scatter: communication": "sends 1792 bytes per device; the closed form for matmul_reduce_scatter is 896 bytes",
+    "matmul_reduce_scatter: communication": "not checked until the collectives are right",
 }
 
 

@@ -1,6 +1,7 @@
 """The Megatron block gathers the column-parallel layer's output with an all-reduce (each device
 adds its hidden units into zeros) before the row-parallel layer: right values, but two
-all-reduces in the forward pass where one will do, the first of the whole hidden activation."""
+all-reduces in the forward pass where one will do, the first of the whole hidden activation (so
+its traffic is not judged)."""
 
 EXPECTED = {
     "megatron_mlp: collectives": 0,
@@ -8,7 +9,7 @@ EXPECTED = {
 }
 REASONS = {
     "megatron_mlp: collectives": "the compiled HLO runs all-reduce (psum) 2 times; megatron_mlp must run it 1 times on this mesh",
-    "megatron_mlp: communication": "the closed form for megatron_mlp is 896 bytes",
+    "megatron_mlp: communication": "not checked until the collectives are right",
 }
 
 

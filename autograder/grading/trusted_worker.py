@@ -1,0 +1,132 @@
+"""The trusted worker, driven: each case the sandbox exported is measured in a worker process of
+its own (``trusted/worker.py``), under a time limit per test; a worker that hangs or crashes is
+blamed on the test it was on, and started again for the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from ..core.errors import JaxcourseError
+from ..core.files import write_atomic
+from ..core.profile import Stopwatch
+from ..core.protocol import CallResult
+from ..core.records import Measurement
+from ..trusted.jobs import Evaluation
+from ..trusted.worker import MESH_MISMATCH_EXIT
+from .measured import MeasuredPrograms
+from .plan import PlannedTest
+from .references import WORKER
+from .sandbox import clean_env, last_line, run_process
+
+
+class WorkerStopped(JaxcourseError):
+    """The worker stopped before measuring every case, for no case's fault."""
+
+
+class MeshDiffers(WorkerStopped):
+    """The sandbox ran on another mesh than the grader's: a hard error, never a score."""
+
+
+@dataclass(frozen=True)
+class TrustedWorker:
+    work: Path  # the grading's own folder: the job file, the progress lines, the log
+    num_devices: int
+    compile_cache: Path
+    startup: float  # seconds the worker may take to start before its first test
+    test_timeout: float  # seconds one test may run
+
+    def measure(
+        self, pending: list[Evaluation], meshes: dict[str, Any], measured: MeasuredPrograms, watch: Stopwatch
+    ) -> dict[str, Measurement]:
+        """Each case's measurement, by test id; a case that hung or crashed the worker fails."""
+        done: dict[str, Measurement] = {}
+        progress = self.work / "evaluation.jsonl"
+        while pending:
+            job = {"mode": "submission", "num_devices": self.num_devices, "meshes": meshes,
+                   "progress": str(progress), "compile_cache": str(self.compile_cache), "tests": pending}  # fmt: skip
+            write_atomic(self.work / "job.json", json.dumps(job))
+            limit = self.startup + self.test_timeout * len(pending)
+            argv = [sys.executable, "-m", WORKER, str(self.work / "job.json")]
+            # A test that makes no progress for test_timeout (plus start-up, for the first) is stuck.
+            outcome = run_process(argv, self.work, clean_env(self.work), limit, self.work / "evaluate.log",
+                                  progress, self.test_timeout, self.startup)  # fmt: skip
+            if outcome.returncode == MESH_MISMATCH_EXIT:
+                raise MeshDiffers(last_line(outcome.log_tail))
+            found = _read_progress(progress)
+            measured.remember(pending, meshes, found)
+            done.update(found)
+            _worker_phases(progress, outcome.started_at, watch)
+            progress.unlink(missing_ok=True)  # a worker started again for the rest writes anew
+            pending = [t for t in pending if t["id"] not in done]
+            if pending and outcome.status != "ok":
+                done.update(_blame(pending, hung=outcome.status == "timeout"))
+                pending = [t for t in pending if t["id"] not in done]
+            elif pending:
+                raise WorkerStopped("the grader's worker stopped early: " + last_line(outcome.log_tail))
+        return done
+
+
+def _blame(pending: list[Evaluation], hung: bool) -> dict[str, Measurement]:
+    """The first unmeasured test is the one that hung or crashed the worker. A hang blames its
+    function's other cases too: an endless loop costs one limit."""
+    stuck = pending[0]
+    why = "did not finish" if hung else "crashed the grader's worker"
+    blamed = [t for t in pending if t is stuck or (hung and t["sig"]["function"] == stuck["sig"]["function"])]
+    return {t["id"]: {"values": {"ok": False, "message": f"the exported program {why}"}} for t in blamed}
+
+
+def evaluation(planned: PlannedTest, reference: str, result: CallResult | None) -> Evaluation:
+    """One case for the trusted worker: its call, seed and reference record, and what the
+    sandbox gave for it (an artifact's host path, a plain value, or why it gave neither)."""
+    entry: Evaluation = {"id": planned.id, "sig": planned.sig, "seed": planned.seed, "reference": reference,
+                         "tolerance": list(planned.task.tolerance_for(planned.case.dtype))}  # fmt: skip
+    if result is None:
+        entry["failure"] = "the runner produced no result for this case"
+    elif result["status"] == "exported":
+        entry["artifact"] = result["artifact"]
+    elif result["status"] == "value":
+        entry["result"] = result["result"]
+    else:
+        entry["failure"] = result.get("message") or result["status"]
+        entry["varying"] = result.get("varying", [])
+    return entry
+
+
+def _progress_lines(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    lines = []
+    for line in path.read_text().splitlines():
+        try:
+            lines.append(json.loads(line))
+        except ValueError:
+            continue  # a line cut short by a killed worker
+    return lines
+
+
+def _read_progress(path: Path) -> dict[str, Measurement]:
+    done: dict[str, Measurement] = {}
+    for record in _progress_lines(path):
+        if "id" in record:
+            record.pop("took", None)
+            done[record.pop("id")] = cast(Measurement, record)  # the trusted worker's own lines
+    return done
+
+
+def _worker_phases(path: Path, started_at: float, watch: Stopwatch) -> None:
+    """The trusted worker's start-up (its process started until its meshes were built), each
+    function's measurements (deserialize, refuse or compile, run, compare, census) and the
+    compile cache's hits, from its progress lines."""
+    for record in _progress_lines(path):
+        if "ready_at" in record:
+            watch.add("trusted: worker start-up", max(0.0, record["ready_at"] - started_at))
+        elif "took" in record:
+            watch.add(f"trusted: measure {record['id'].rsplit('/', 1)[0]}", record["took"])
+        elif "cache" in record:
+            for name, n in record["cache"].items():
+                watch.count(name, n)
