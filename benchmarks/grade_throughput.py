@@ -128,12 +128,12 @@ def sandbox_overhead(course, repeats: int) -> dict[str, float]:
 
 
 def check_latency(course) -> tuple[float, float]:
-    """`jaxcourse check` on a student's copy of the solved notebook, outside the course (public
-    oracles, as on a student's machine): first call, reference cache cold; second call, warm."""
+    """`jaxcourse check` on a student's copy of the solved notebook, outside the course (the
+    release's records, as on a student's machine): first call, compile cache cold; second, warm."""
     with tempfile.TemporaryDirectory() as tmp:
         notebook = Path(tmp) / f"{ASSIGNMENT}.ipynb"
         shutil.copy(course.nbgrader_root / "submitted" / "student000" / ASSIGNMENT / notebook.name, notebook)
-        env = {**os.environ, "TMPDIR": tmp}
+        env = {**os.environ, "TMPDIR": tmp, "JAXCOURSE_EXPECTED": str(course.nbgrader_root / "expected")}
         env.pop("JAXCOURSE_ROOT", None)
         argv = [sys.executable, "-m", "autograder.cli", "check", str(notebook)]
         return timed(argv, Path(tmp), env), timed(argv, Path(tmp), env)

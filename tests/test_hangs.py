@@ -13,8 +13,8 @@ from .helpers.course import ASSIGNMENT, solved_notebook, write_submission
 from .helpers.submissions import wrong_submission
 
 
-def test_the_sandbox_calls_a_function_that_timed_out_no_more(tmp_path):
-    grader = grader_for(ASSIGNMENT, None, tmp_path)
+def test_the_sandbox_calls_a_function_that_timed_out_no_more(course, tmp_path):
+    grader = grader_for(ASSIGNMENT, course, tmp_path)
     planned = [{"id": p.id, "sig": p.sig, "index": i, "timeout": 0.2}
                for i, p in enumerate(grader.tests) if p.task.name == "local_shape"]  # fmt: skip
     calls = []

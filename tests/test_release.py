@@ -99,3 +99,15 @@ def test_the_release_ships_the_visible_cases_records_and_nothing_else(course, tm
         graded = plan(spec.name, tasks, course.salt(), unsalted.targets)
         never = {record_key(t.sig, t.seed) for t in hidden + graded}
         assert not never & {p.stem for p in store.iterdir()}, spec.name
+
+
+@pytest.mark.parametrize("assignment", RELEASED)
+def test_a_release_imports_only_what_its_students_are_given(course, assignment):
+    """A notebook may import what its assignment gives (``autograder.specs.given``), never a task
+    spec: the spec is the grader's, and whatever a notebook imports a student may call."""
+    import re
+
+    text = (course.nbgrader_root / "release" / assignment / notebook_name(assignment)).read_text()
+    imported = set(re.findall(r"autograder\.specs(?:\.\w+)*", text))
+    assert imported <= {"autograder.specs.given"} | {m for m in imported if m.startswith("autograder.specs.given.")}
+    assert not re.search(r"from autograder import specs|from autograder\.specs import (?!given)", text)

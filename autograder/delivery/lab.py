@@ -279,6 +279,8 @@ def local_env(work: Path, token: str, repo: Path) -> dict[str, str]:
         "JAXCOURSE_EXCHANGE": str(work / ".jaxcourse" / "exchange"),
         "JAXCOURSE_COURSE_ID": images.COURSE_ID,
         "JAXCOURSE_WORK": str(work),
+        # The checks judge against the release's records, as the image's do (grading/expected.py).
+        "JAXCOURSE_EXPECTED": str(images.Sources.of(repo).expected),
         "JUPYTER_CONFIG_PATH": config_path,
         "JUPYTER_TOKEN": token,
     }

@@ -280,8 +280,9 @@ class Grader:
             done.update(worker.measure(pending, results["meshes"], self.measured, watch))
         except MeshDiffers as err:
             return self._mesh_mismatch(str(err))
-        except WorkerStopped as err:
-            return str(err)
+        except WorkerStopped as err:  # its words may describe a hidden case's program: not shown then
+            hidden = {p.id for p in self.tests if p.case.hidden}
+            return "the grader's worker stopped early" if hidden & set(err.pending) else str(err)
         return done
 
     def _mesh_mismatch(self, message: str) -> str:

@@ -25,7 +25,12 @@ from .sandbox import clean_env, last_line, run_process
 
 
 class WorkerStopped(JaxcourseError):
-    """The worker stopped before measuring every case, for no case's fault."""
+    """The worker stopped before measuring every case, for no case's fault; ``pending``: the
+    ids of the cases it left."""
+
+    def __init__(self, message: str, pending: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.pending = pending
 
 
 class MeshDiffers(WorkerStopped):
@@ -67,7 +72,8 @@ class TrustedWorker:
                 done.update(_blame(pending, hung=outcome.status == "timeout"))
                 pending = [t for t in pending if t["id"] not in done]
             elif pending:
-                raise WorkerStopped("the grader's worker stopped early: " + last_line(outcome.log_tail))
+                left = tuple(t["id"] for t in pending)
+                raise WorkerStopped("the grader's worker stopped early: " + last_line(outcome.log_tail), left)
         return done
 
 

@@ -13,9 +13,9 @@ from ...core.errors import JaxcourseError
 
 # Layouts differ only in where the all-reduce of the gradients runs (in one process, or across
 # processes through gloo), which may add the 8 devices' values in another order: float32
-# rounding, about 1e-7 relative per step, grown by a few steps of SGD with momentum. The public
-# oracle (gradient accumulation instead of an all-reduce) differs the same way. Measured here:
-# bit-identical across the three layouts, the oracle within this tolerance; every known mistake
+# rounding, about 1e-7 relative per step, grown by a few steps of SGD with momentum. A step by
+# gradient accumulation instead of an all-reduce differs the same way. Measured here:
+# bit-identical across the three layouts, accumulation within this tolerance; every known mistake
 # moves some parameter by 1e-2 or more after one step.
 TOLERANCE = (1e-4, 1e-5)  # (rtol, atol) on every parameter and every loss
 MAX_VALUES = 1 << 20  # numbers one layout's record may hold

@@ -1,13 +1,15 @@
 """train runs num_steps steps in every process, as if every process's data held that many
-batches: in one process it does (7), but with 2 or 4 processes the odd-numbered ones hold 5, so
-process 1 asks for a sixth batch its data does not hold and fails; the message names the hazard."""
+batches. In a graded run some process's data holds fewer (each run draws the counts), so a process
+asks for a batch its data does not hold and fails, in every layout; the message names the hazard."""
 
 EXPECTED = {
+    "train: 1 process x 8 devices": 0,
     "train: 2 processes x 4 devices": 0,
     "train: 4 processes x 2 devices": 0,
 }
 REASONS = {
-    "train: 2 processes x 4 devices": "IndexError: process 1's data holds 5 batches, and step 5 asks for batch 6: every process must run the same number of steps, so agree on it before the loop (the last-batch hazard)",
+    "train: 1 process x 8 devices": "every process must run the same number of steps, so agree on it before the loop (the last-batch hazard)",
+    "train: 2 processes x 4 devices": "every process must run the same number of steps, so agree on it before the loop (the last-batch hazard)",
     "train: 4 processes x 2 devices": "the last-batch hazard",
 }
 

@@ -1,14 +1,15 @@
-"""Each process loops over its own data, as if it were everyone's: process 1's data holds two
-batches fewer (5) than process 0's, so process 1 leaves after step 5 while process 0 waits for it
-in the all-reduce of step 6 until the layout's time limit. The report names the hazard."""
+"""Each process loops over its own data, as if it were everyone's: in the graded run with two
+processes, process 1's data holds fewer batches (4) than process 0's, so process 1 leaves after its
+last step while process 0 waits for it in the all-reduce of the next until the layout's time
+limit. The report names the hazard. (With one process there is no one to disagree with.)"""
 
 EXPECTED = {
     "train: 2 processes x 4 devices": 0,
     "train: 4 processes x 2 devices": 0,
 }
 REASONS = {
-    "train: 2 processes x 4 devices": "process 0 began step 6 of 6, process 1 began step 5 of 6: the processes ran different numbers of steps",
-    "train: 4 processes x 2 devices": "process 1 began step 5 of 6",
+    "train: 2 processes x 4 devices": "process 0 began step 6 of 6, process 1 began step 4 of 6: the processes ran different numbers of steps",
+    "train: 4 processes x 2 devices": "not trained in this layout, as train hung in another",
 }
 HANG = "the last-batch hazard"
 
