@@ -13,8 +13,13 @@ or ``"adversarial/<case>"``, and two lists beside them:
                 loop moved to ``harness/layouts.py``. The file and line are where the grader's
                 code sits, not what the student's code did, so both are read as ``(<frame> in ``.
                 One more came with issue 14: 03's data run out in every odd-numbered process, and
-                which of them asks past its end first varies, so ``process 3's data holds`` reads
-                as ``process <rank>'s data holds``.
+                which of them asks past its end first varies, so ``process 3's data holds 4
+                batches, and step 4 asks for batch 5`` reads as ``process <rank>'s data holds <n>
+                batches, and step <n> asks for batch <n + 1>`` (issue 23 draws each run's counts,
+                and which process's count is shown is the same race). With issue 23 also: where
+                a hung process waits, ``(<train>:9 in train)`` or the grader's own ``(<frame> in
+                <listcomp>)``, depends on how far asynchronous dispatch let it run before the hang
+                was seen, so both read as ``(<where it waits>)``.
 
 One record changed on purpose since: ``one_step_fewer``'s "train: 4 processes x 2 devices" now
 says it was not trained there because train hung in another layout, with that hang's report (a
@@ -30,6 +35,13 @@ processes, which moves the figures in their messages.
 04_fsdp_tensor_parallel's records were added with issue 15, when the assignment was written: they
 were recorded from its first grading, after each was read against its file's reasons, so that a
 later change to the engine (the memory part, the differentiated cases) shows as a diff here.
+Issue 23 changed many records on purpose, so that no part's points can be had without what it
+teaches: a part's communication is judged only once its collectives are right; a ring part's
+values weigh half of it, a choosing part's choice half; 04's ``dp_tp_step`` is graded on its
+collectives per mesh axis and on the memory each device holds; 03's dropout part only on a
+data-parallel step, and each 03 run draws the processes' batch counts (the figures of its
+messages moved); a visible part that fails on a hidden case no longer names it, and a part passed
+on hidden cases alone says so (``judged on hidden cases only``) instead of listing their traffic.
 ``_unstable``   [key, why] pairs whose status depends on which limit stops them first: only the
                 status is compared, and only with the statuses the caller allows.
 
