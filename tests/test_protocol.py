@@ -6,14 +6,20 @@ from __future__ import annotations
 import io
 import json
 import os
+import tempfile
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from autograder.core.protocol import MAX_RESULTS_BYTES
 from autograder.trusted.results import NoResults, ResultsError, read_results
 from autograder.untrusted.runner import write_results
+
+from .helpers.fuzz import JSON, damaged
 
 IDS = {"ring_all_gather/0", "local_shape/0"}
 EXPORTED = {"ring_all_gather/0": {"status": "exported", "artifact": "000"}}
@@ -121,3 +127,44 @@ def test_artifacts_are_byte_arrays_and_nothing_else(tmp_path, members, compressi
     (out / "artifacts.npz").write_bytes(_npz(members, compression))
     with pytest.raises(ResultsError, match=why):
         read_results(out, IDS, tmp_path)
+
+
+# A results file as the runner writes it: one exported program, one value, one failure, timings.
+WRITTEN = {
+    **_ok(
+        **EXPORTED,
+        **{"local_shape/0": {"status": "value", "result": {"value": [2, 3]}, "varying": ["x"]}},
+    ),
+    "meshes": {"8:x": {"shape": [8], "axis_names": ["x"]}},
+    "profile": {"entered_at": 1.0, "seconds": {"run the cells": 0.5}},
+}
+
+
+def _read_or_refuse(tmp_path, data: bytes) -> None:
+    """``read_results`` on ``data`` (with a good artifacts file) returns results whose every field
+    the grader reads has its type, or raises ``ResultsError``: never anything else."""
+    with tempfile.TemporaryDirectory(dir=tmp_path) as work:
+        out = Path(work) / "out"
+        out.mkdir()
+        (out / "results.json").write_bytes(data)
+        (out / "artifacts.npz").write_bytes(_npz({"000.npy": _npy(np.zeros(4, np.uint8))}))
+        try:
+            got = read_results(out, IDS, Path(work))
+        except ResultsError:
+            return
+    assert got["notebook"]["status"] in {"ok", "error"} and isinstance(got["notebook"]["message"], str)
+    assert isinstance(got["meshes"], dict) and set(got["tests"]) <= IDS
+    for test in got["tests"].values():
+        assert isinstance(test.get("message", ""), str) and isinstance(test.get("varying", []), list)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=JSON | damaged(WRITTEN))
+def test_any_json_reads_as_results_or_a_results_error(tmp_path, document):
+    _read_or_refuse(tmp_path, json.dumps(document).encode())
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=500))
+def test_any_bytes_read_as_results_or_a_results_error(tmp_path, data):
+    _read_or_refuse(tmp_path, data)

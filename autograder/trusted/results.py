@@ -7,13 +7,14 @@ import io
 import json
 import os
 import re
-import stat
 import zipfile
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
+from ..core import files
 from ..core.errors import JaxcourseError
 from ..core.protocol import (
     ARTIFACTS,
@@ -52,7 +53,7 @@ def read_results(
     extra = set(results) - {"version", "notebook", "meshes", "tests", "profile"}
     _expect(not extra, f"unexpected fields {', '.join(sorted(map(str, extra)))[:80]}")
     notebook = results.get("notebook")
-    _expect(isinstance(notebook, dict) and notebook.get("status") in {"ok", "error"}, "bad notebook status")
+    _expect(isinstance(notebook, dict) and _one_of(notebook.get("status"), ("ok", "error")), "bad notebook status")
     _expect(isinstance(notebook.get("message"), str), "bad notebook message")
     notebook["message"] = notebook["message"][:MAX_MESSAGE]
     _expect(isinstance(results.get("meshes"), dict), "bad mesh signatures")
@@ -70,23 +71,18 @@ def read_results(
 
 
 def read_regular(path: Path, limit: int, what: str) -> bytes:
-    """At most ``limit`` bytes of a regular file, never following a link (the sandbox may have
-    planted one pointing anywhere on the host) and never blocking on a pipe."""
+    """At most ``limit`` bytes of a regular file of the runner's, never through a link (the
+    sandbox may have planted one pointing anywhere on the host) and never blocking on a pipe."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        return files.read_regular(path, limit)
     except FileNotFoundError:
         raise NoResults(f"the runner wrote no {what}") from None
-    except OSError:
+    except files.NotRegular:
         raise ResultsError(f"the runner's {what} is not a regular file") from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ResultsError(f"the runner's {what} is not a regular file")
-        if info.st_size > limit:
-            raise ResultsError(
-                f"the runner's {what} are larger than allowed ({info.st_size} bytes; the limit is {limit})"
-            )
-        return f.read(limit + 1)
+    except files.TooLarge as err:
+        raise ResultsError(
+            f"the runner's {what} are larger than allowed ({err.size} bytes; the limit is {limit})"
+        ) from None
 
 
 def _load_json(data: bytes) -> Any:
@@ -115,7 +111,7 @@ def _artifacts(path: Path) -> dict[str, bytes]:
 
 
 def _check_test(test_id: str, test: Any, artifacts: dict[str, bytes]) -> None:
-    _expect(isinstance(test, dict) and test.get("status") in TEST_STATUSES, f"bad status for {test_id}")
+    _expect(isinstance(test, dict) and _one_of(test.get("status"), TEST_STATUSES), f"bad status for {test_id}")
     _expect(isinstance(test.get("message", ""), str), f"bad message for {test_id}")
     if "message" in test:
         test["message"] = test["message"][:MAX_MESSAGE]
@@ -147,6 +143,12 @@ def _check_profile(profile: Any) -> None:
 
 def _seconds(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
+
+
+def _one_of(value: Any, allowed: Collection[str]) -> bool:
+    """Whether ``value`` is one of the ``allowed`` words (a list or a mapping is not hashable: never
+    ask a set whether it holds one)."""
+    return isinstance(value, str) and value in allowed
 
 
 def _expect(condition: bool, message: str) -> None:
