@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,9 +58,22 @@ def in_threads(jobs: int) -> GradeMany:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futures = {pool.submit(grader.grade, s.student, s.notebook): s for s in todo}
             for future in as_completed(futures):
-                yield futures[future], future.result()
+                yield futures[future], _report(grader, futures[future], future)
 
     return grade_many
+
+
+def _report(grader: Grader, submission: Submission, future: Future[Report]) -> Report:
+    """The report of one submission, or, where the grader itself failed on it (a bug of ours,
+    which a notebook should never be able to provoke), an ``error`` row: the rest of the class
+    is graded regardless. The traceback goes to the instructor's terminal, not to the student."""
+    try:
+        return future.result()
+    except Exception as err:
+        print(f"jaxcourse: the grader failed on {submission.student}'s submission:", file=sys.stderr)
+        traceback.print_exception(err, file=sys.stderr)
+        return grader.failed(submission.student, "error", f"the grader failed on this submission ({type(err).__name__});"
+                             " your instructor has its details")  # fmt: skip
 
 
 def open_sandbox(kind: str = "auto", image: str = DEFAULT_IMAGE, lim: limits.Limits | None = None,

@@ -39,7 +39,7 @@ from ..trusted import reference as records
 from ..trusted import results as protocol
 from ..trusted.kinds import score_task
 from . import expected, references
-from . import submissions as nbio
+from . import notebooks as nbio
 from .measured import MeasuredPrograms
 from .package import code_text
 from .plan import plan
@@ -143,21 +143,38 @@ class Grader:
         return nbio.read(path) if path.is_file() else None
 
     def fingerprint(self, notebook: Path) -> str:
+        """What a report of ``notebook`` depends on: the grading and the notebook's bytes (or why
+        they cannot be read)."""
+        return self._read(notebook)[0]
+
+    def _read(self, notebook: Path) -> tuple[str, Any]:
+        """The fingerprint, and the notebook or the ``NotebookError`` that says why it cannot be
+        graded; its bytes are read once, so the fingerprint is of what is graded."""
+        try:
+            data = nbio.read_bytes(notebook)
+        except nbio.NotebookError as err:
+            return self._fingerprint(f"unreadable: {err}".encode()), err
+        fingerprint = self._fingerprint(data)
+        try:
+            nb = nbio.parse(data, notebook.name)
+        except nbio.NotebookError as err:
+            return fingerprint, err
+        named = nbio.assignment_of(nb)
+        if named is not None and named != self.assignment.name:
+            return fingerprint, nbio.NotebookError(f"{notebook.name} is for {named[:80]}, not {self.assignment.name}")
+        return fingerprint, nb
+
+    def _fingerprint(self, data: bytes) -> str:
         digest = hashlib.sha256(self.fingerprint_base.encode())
-        digest.update(notebook.read_bytes() if notebook.is_file() else b"missing")
+        digest.update(data)
         return digest.hexdigest()
 
     # ------------------------------------------------------------------ one submission
 
     def grade(self, student: str, notebook: Path) -> Report:
-        fingerprint = self.fingerprint(notebook)
-        try:
-            nb = nbio.read(notebook)
-            named = nbio.assignment_of(nb)
-            if named is not None and named != self.assignment.name:
-                raise nbio.NotebookError(f"{notebook.name} is for {named}, not {self.assignment.name}")
-        except nbio.NotebookError as err:
-            return self.failed(student, "invalid", str(err), fingerprint)
+        fingerprint, nb = self._read(notebook)
+        if isinstance(nb, nbio.NotebookError):
+            return self.failed(student, "invalid", str(nb), fingerprint)
         watch = Stopwatch()
         if self._references is None:  # the first submission: compute them while its sandbox runs
             threading.Thread(target=self._references_ahead, daemon=True).start()
@@ -327,11 +344,12 @@ class NoReferences(JaxcourseError):
     """Neither the instructor's solutions nor the records a release ships are at hand."""
 
 
-def provider_for(assignment: Assignment, course: Course | None) -> Provider:
-    """The instructor's solutions where the course has them; else the records the release
-    shipped (a student's copy: ``JAXCOURSE_EXPECTED`` in the image, or the course's own)."""
+def provider_for(assignment: Assignment, course: Course | None, salted: bool = True) -> Provider:
+    """The instructor's solutions where the course has them (``salted=False``: on the inputs a
+    student's check meets); else the records the release shipped (a student's copy:
+    ``JAXCOURSE_EXPECTED`` in the image, or the course's own)."""
     if course is not None and course.has_solutions(assignment):
-        return Provider.solutions(course, assignment)
+        return Provider.solutions(course, assignment, salted)
     store = expected.find_store(assignment, course)
     if store is None:
         raise NoReferences(

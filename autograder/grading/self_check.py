@@ -30,11 +30,11 @@ from ..trusted.jobs import Measured
 from ..trusted.kinds import JUDGES, score_task
 from ..untrusted.runner import run_test
 from . import expected
-from .grader import DEFAULT_TEST_TIMEOUT, DEFAULT_TIMEOUT
+from .grader import DEFAULT_TEST_TIMEOUT, DEFAULT_TIMEOUT, NoReferences, provider_for
+from .notebooks import NotebookError, assignment_of, read
 from .plan import PlannedTest, plan
 from .references import Provider, ReferenceFailed, ensure
 from .report import Report
-from .submissions import NotebookError, assignment_of, read
 from .trusted_worker import evaluation
 
 
@@ -129,17 +129,15 @@ def _provider(assignment: Assignment, hidden: bool) -> Provider:
             course = Course.find()
         except CourseError:
             course = None
-    if course is not None and course.has_solutions(assignment):
-        return Provider.solutions(course, assignment, salted=False)
-    if hidden:
+    if hidden and (course is None or not course.has_solutions(assignment)):
         raise CheckFailed("the hidden cases stay with the instructor: check(fn) runs the visible ones")
-    store = expected.find_store(assignment, course)
-    if store is None:
+    try:
+        return provider_for(assignment, course, salted=False)
+    except NoReferences:
         raise CheckFailed(
             f"no records to check {assignment.name} against: this copy of the course lacks them "
             f"(the instructor's `jaxcourse release` makes them; {expected.ENV} names their folder)"
-        )
-    return Provider.shipped(store, assignment)
+        ) from None
 
 
 def _judge(assignment: Assignment, task: Task, fn: Callable[..., Any], provider: Provider) -> CheckResult:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -24,16 +25,16 @@ from ..core.course import Course
 from ..core.errors import JaxcourseError
 from ..delivery.exchange import policy
 from ..delivery.exchange.store import Store, Submission
-from ..grading import feedback, gradebook, limits
+from ..grading import feedback, gradebook, limits, notebooks
 from ..grading.grader import Grader, grader_for
 from ..grading.report import Report
 from ..grading.sandbox import ProcessSandbox
-from ..grading.submissions import MAX_NOTEBOOK_BYTES
 from ..queue.app import make_app, visibility_timeout
 from ..queue.class_run import job_seconds, report_for
 from ..queue.dispatch import Dispatcher
 from ..queue.identity import expected_image, grading_of
 from ..queue.jobs import make_job
+from ..specs import UnknownAssignment
 
 Say = Callable[[str], None]
 POLL = 0.5  # seconds between looks at the store and the results
@@ -59,28 +60,55 @@ class GradingService:
         return self.graders[assignment]
 
     def step(self) -> int:
-        """Send what is new, record what has come back; the number recorded."""
-        waiting = set(self.sent.values())
+        """Send what is new, record what has come back; the number recorded. What goes wrong with
+        one submission is said and that submission left; the others go on."""
+        waiting, recorded = set(self.sent.values()), 0
         for submission in self.store.submissions():
             if submission not in waiting and not self.store.recorded(submission):
-                self._send(submission)
-        recorded = 0
+                with self._alone(submission):
+                    recorded += self._send(submission)
         for job, outcome in self.dispatcher.poll():
             submission = self.sent.pop(job["id"])
-            self.record(submission, report_for(self.grader(submission.assignment), job, outcome))
-            recorded += 1
+            with self._alone(submission):
+                self.record(submission, report_for(self.grader(submission.assignment), job, outcome))
+                recorded += 1
         return recorded
 
-    def _send(self, submission: Submission) -> None:
-        grader = self.grader(submission.assignment)
+    @contextmanager
+    def _alone(self, submission: Submission) -> Iterator[None]:
+        """A ``JaxcourseError`` while handling ``submission`` is said and stops that submission
+        only; it is tried again on the next pass (as for an assignment not yet in the gradebook)."""
+        try:
+            yield
+        except JaxcourseError as err:
+            self.say(f"jaxcourse grading service: {submission.key}: {err}")
+
+    def _send(self, submission: Submission) -> int:
+        """Send ``submission`` as a job (0), or record at once (1) one that no grader can read, as
+        invalid with its reason: it is never sent."""
+        try:
+            grader = self.grader(submission.assignment)
+        except UnknownAssignment as err:  # no grader will ever know it; other errors are tried again
+            self.refuse(submission, str(err))
+            return 1
         notebook = submission.path / grader.assignment.notebook
-        if not notebook.is_file() or notebook.stat().st_size > MAX_NOTEBOOK_BYTES:
+        try:
+            data = notebooks.gradable(notebook)
+        except notebooks.NotebookError:
             self.record(submission, grader.grade(submission.student, notebook))  # says why; runs nothing
-            return
-        grading = grading_of(grader, expected_image(self.course.root))
-        job = make_job(submission.assignment, submission.student, notebook.read_bytes(), submission.timestamp, grading)
+            return 1
+        job = make_job(submission.assignment, submission.student, data, submission.timestamp,
+                       grading_of(grader, expected_image(self.course.root)))  # fmt: skip
         self.sent[job["id"]] = submission
         self.dispatcher.send(job)
+        return 0
+
+    def refuse(self, submission: Submission, reason: str) -> None:
+        """A submission that cannot be graded at all: the student is told why, in the feedback,
+        and its outcome is recorded, so it is never tried again; no gradebook has a place for it."""
+        report = Report(submission.student, submission.assignment, "invalid", reason, [])
+        self.store.write_feedback(submission, {submission.assignment: feedback.to_html(report)})
+        self._mark(submission, report, latest=False)
 
     def record(self, submission: Submission, report: Report) -> None:
         """Results, feedback as the rules allow, the gradebook (latest submission only), then the
@@ -90,15 +118,18 @@ class GradingService:
         if latest:
             gradebook.write_results(out / "results.json", report)
             (out / "submission.txt").write_text(submission.timestamp + "\n")
-        rules = policy.load(self.course.root, submission.assignment)
-        if rules.feedback != "none":
-            shown = report if rules.feedback == "all" else _visible_only(report)
+        shown = _shown(report, policy.load(self.course.root, submission.assignment).feedback)
+        if shown is not None:
             self.store.write_feedback(submission, {Path(self.grader(submission.assignment).assignment.notebook).stem:
                                                    feedback.to_html(shown)})  # fmt: skip
         if latest:
             db_url = f"sqlite:///{self.course.nbgrader_root / 'gradebook.db'}"
             notebook = Path(self.grader(submission.assignment).assignment.notebook).stem
             gradebook.record(db_url, notebook, report, submission.timestamp)
+        self._mark(submission, report, latest)
+
+    def _mark(self, submission: Submission, report: Report, latest: bool) -> None:
+        """The store's outcome marker (written last: this submission is done) and the journal."""
         outcome = {"submission": submission.key, "status": report.status, "score": report.score,
                    "max_score": report.max_score, "latest": latest}  # fmt: skip
         self.store.record_outcome(submission, outcome)
@@ -121,8 +152,15 @@ class GradingService:
                 time.sleep(POLL)
 
 
-def _visible_only(report: Report) -> Report:
-    return replace(report, tests=[t for t in report.tests if t.visibility == "visible"])
+def _shown(report: Report, rule: str) -> Report | None:
+    """What the student may read now: every test, the visible ones, or (``none``) nothing until
+    feedback is released, but for why a notebook could not be read at all, which tells nothing
+    of the tests."""
+    if rule == "all":
+        return report
+    if rule == "visible":
+        return replace(report, tests=[t for t in report.tests if t.visibility == "visible"])
+    return replace(report, tests=[]) if report.status == "invalid" else None
 
 
 def main() -> None:

@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterator
 
 from .. import specs
 from ..core.course import Course
-from ..grading import limits
+from ..grading import limits, notebooks
 from ..grading.classroom import GradeMany
 from ..grading.grader import EVALUATOR_STARTUP, Grader
 from ..grading.report import Report
-from ..grading.submissions import MAX_NOTEBOOK_BYTES, Submission
+from ..grading.submissions import Submission
 from .app import make_app, shown, visibility_timeout
 from .dispatch import Dispatcher, Failed
 from .identity import expected_image, grading_of
@@ -47,22 +47,18 @@ def on_queue(broker: str, course: Course, say: Say = print) -> tuple[GradeMany, 
         grading = grading_of(grader, expected_image(course.root))
         sent: dict[str, Submission] = {}
         for submission in todo:
-            if not _sendable(submission):
+            try:
+                data = notebooks.gradable(submission.notebook)
+            except notebooks.NotebookError:
                 yield submission, grader.grade(submission.student, submission.notebook)  # says why, runs nothing
                 continue
-            job = make_job(grader.assignment.name, submission.student, submission.notebook.read_bytes(),
-                           submission.timestamp, grading)  # fmt: skip
+            job = make_job(grader.assignment.name, submission.student, data, submission.timestamp, grading)
             sent[job["id"]] = submission
             dispatcher.send(job)
         for job, outcome in dispatcher.drain():
             yield sent[job["id"]], report_for(grader, job, outcome)
 
     return grade_many, f"queue {shown(broker)}"
-
-
-def _sendable(submission: Submission) -> bool:
-    path = submission.notebook
-    return path.is_file() and path.stat().st_size <= MAX_NOTEBOOK_BYTES
 
 
 def report_for(grader: Grader, job: Job, outcome: Outcome | Failed) -> Report:

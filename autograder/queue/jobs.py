@@ -13,8 +13,8 @@ import json
 from typing import Any, TypedDict
 
 from ..core.errors import JaxcourseError
+from ..grading.notebooks import MAX_NOTEBOOK_BYTES
 from ..grading.report import Report
-from ..grading.submissions import MAX_NOTEBOOK_BYTES
 
 VERSION = 1
 MAX_JOB_BYTES = MAX_NOTEBOOK_BYTES + (64 << 10)  # the notebook and a little JSON around it

@@ -2,24 +2,30 @@
 student may fetch (every test, visible tests only, or none until released), the gradebook for the
 latest submission only, and one outcome per submission.
 
-The reports come from the real grader's own zero report (no sandbox runs here); the queue is
-tried for real in tests/hub and tests/queue."""
+The reports come from the real grader's own zero report, but for one test in which the queue's
+worker code grades in this process; the queue itself is tried for real in tests/hub and
+tests/queue."""
 
 from __future__ import annotations
 
 import datetime
+import html
 import json
 import shutil
 
+import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
 from autograder.core.course import Course
 from autograder.delivery.classdir import ClassDir
 from autograder.hub.grading_service import JOURNAL, GradingService
+from autograder.queue.identity import expected_image
+from autograder.queue.worker import Worker
 from autograder.specs import get
 
-from ..helpers.course import ASSIGNMENT, REPO, total
+from ..helpers.course import ASSIGNMENT, NOTEBOOK, REPO, solved_notebook, total
+from ..helpers.malformed import KINDS
 
 T0 = datetime.datetime(2026, 11, 30, 12, 0, tzinfo=datetime.UTC)
 
@@ -94,3 +100,64 @@ def test_only_the_latest_submission_sets_the_grade_and_each_is_recorded_once(cla
         (early.key, False),
     ]
     assert service.store.feedback(early) and service.store.feedback(late)  # each gets its own
+
+
+class InlineDispatcher:
+    """The queue without Celery: a job is graded by the real worker's code the moment it is sent,
+    and its outcome comes back on the next poll."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker, self.done = worker, []
+
+    def send(self, job) -> None:
+        self.done.append((job, self.worker.grade(job, job["id"])))
+
+    def poll(self):
+        done, self.done = self.done, []
+        return done
+
+
+@pytest.mark.slow
+def test_no_submission_stops_the_others_and_each_is_told_why(classroom, course, tmp_path):
+    """Malformed notebooks of every kind and an assignment no grader knows, filed before a good
+    one (students sort first): each is recorded invalid with its reason in the student's
+    feedback and never sent, and the good one is graded, full marks in the gradebook."""
+    service = _service(classroom, "")
+    checkout, classdir = classroom
+    service.dispatcher = InlineDispatcher(
+        Worker(service.course, "process", "", expected_image(checkout.root), tmp_path / "worker")
+    )
+    good = solved_notebook(course)
+    planted = {}
+    for kind in KINDS:
+        submission = service.store.submit(f"a-{kind.name}", ASSIGNMENT, {"x": b""}, T0)
+        kind.write(submission.path / NOTEBOOK, good)  # on disk as the kind has it: the exchange refuses most
+        planted[submission] = kind.reason
+    unknown = service.store.submit("a-unknown", "00_unknown", {NOTEBOOK: nbformat.writes(good).encode()}, T0)
+    alice = service.store.submit("alice", ASSIGNMENT, {NOTEBOOK: nbformat.writes(good).encode()}, T0)
+
+    assert service.step() == len(planted) + 2
+    assert service.dispatcher.worker.grader(ASSIGNMENT)  # the worker graded: alice's job went out
+    for submission, reason in planted.items():
+        outcome = json.loads(service.store.outcome_path(submission).read_text())
+        assert outcome["status"] == "invalid" and outcome["score"] == 0, (submission.key, outcome)
+        assert reason in html.unescape(service.store.feedback(submission)[ASSIGNMENT]), submission.key
+    page = service.store.feedback(unknown)["00_unknown"]
+    assert "unknown assignment &#x27;00_unknown&#x27;" in page and service.store.recorded(unknown)
+    with Gradebook(f"sqlite:///{classdir.root / 'gradebook.db'}") as gb:
+        assert gb.find_submission(ASSIGNMENT, "alice").score == total(ASSIGNMENT)
+        assert gb.find_submission(ASSIGNMENT, "a-empty").score == 0
+    assert f"Score: {total(ASSIGNMENT):g} / {total(ASSIGNMENT):g}" in service.store.feedback(alice)[ASSIGNMENT]
+    assert service.step() == 0  # all recorded: nothing is sent or recorded again
+
+
+def test_why_a_notebook_cannot_be_read_is_shown_even_when_feedback_waits(classroom):
+    """Under ``feedback = "none"`` the tests' verdicts wait for release; the reason a notebook
+    could not be read tells nothing of them and is shown at once."""
+    service = _service(classroom, '[class]\nfeedback = "none"\n')
+    submission = service.store.submit("erin", ASSIGNMENT, {NOTEBOOK: b"{"}, T0)
+    notebook = submission.path / NOTEBOOK
+    service.record(submission, service.grader(ASSIGNMENT).grade("erin", notebook))
+    page = service.store.feedback(submission)[ASSIGNMENT]
+    assert "is not a readable notebook (not JSON; cut short?)" in page
+    assert "ring_all_gather" not in page and "Score: 0 / 0" in page

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from autograder.grading.notebooks import MAX_NOTEBOOK_BYTES
 from autograder.grading.report import Report
-from autograder.grading.submissions import MAX_NOTEBOOK_BYTES
 from autograder.queue import jobs
 
 GRADING: jobs.Grading = {"engine": "e1", "course": "c1", "image": "i1"}

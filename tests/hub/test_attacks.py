@@ -15,7 +15,8 @@ import time
 import pytest
 
 from ..helpers.classroom import wait_for
-from ..helpers.course import ASSIGNMENT
+from ..helpers.course import ASSIGNMENT, NOTEBOOK, release_notebook
+from ..helpers.malformed import KINDS
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 EXCHANGE = "/services/exchange/api"
@@ -149,6 +150,18 @@ print(json.dumps({{"redis": connect("{name}-redis", 6379), "grading": connect("{
     seen = _in_her_server(her_container, probe)
     assert seen["redis"] == seen["grading"] == seen["worker"] == "gaierror"  # not even a name on her network
     assert seen["bob"] == 403, seen  # bob's server answers her, and refuses her token
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k.name in ("not_utf8", "truncated", "nbgrader_is_text")],
+                         ids=lambda k: k.name)  # fmt: skip
+def test_a_notebook_no_grader_can_read_is_refused_with_the_reason(hub, mallory, course, kind, tmp_path):
+    """Refused at submit (400, the reason in the panel's words), and nothing of it kept."""
+    kind.write(tmp_path / NOTEBOOK, release_notebook(course))
+    inbound = hub["classdir"] / "exchange" / "inbound" / "mallory"
+    before = sorted(inbound.rglob("*")) if inbound.is_dir() else []
+    answer = _submit(mallory, {NOTEBOOK: (tmp_path / NOTEBOOK).read_bytes()})
+    assert answer.status_code == 400 and kind.reason in answer.json()["error"], answer.text
+    assert (sorted(inbound.rglob("*")) if inbound.is_dir() else []) == before
 
 
 def test_a_thousand_submissions_stop_at_the_limit_with_a_message(hub, mallory):

@@ -4,10 +4,15 @@ feedback once the grading service has graded it; the instructor's gradebook has 
 
 from __future__ import annotations
 
+import datetime
+
+import nbformat
 import pytest
 
+from autograder.delivery.exchange.store import Store
+
 from ..helpers.classroom import wait_for
-from ..helpers.course import ASSIGNMENT, solved_notebook, total
+from ..helpers.course import ASSIGNMENT, NOTEBOOK, solved_notebook, total
 from ..helpers.hub import put_notebook, run_jaxcourse, submitted
 from ..helpers.submissions import wrong_submission
 
@@ -52,6 +57,13 @@ def test_students_fetch_submit_and_each_sees_only_their_own_feedback(hub, course
         assert released and released[0]["status"] == "released"
         user.action("fetch", ASSIGNMENT)
         assert (hub["classdir"] / "home" / user.name / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+    # A notebook no grader can read, filed before anyone else's (as if it had come in before the
+    # exchange refused such files): it must not stop the grading of those after it.
+    store = Store(hub["classdir"] / "exchange")
+    utf16 = nbformat.writes(solved_notebook(course)).encode("utf-16")
+    unreadable = store.submit(
+        "alice", ASSIGNMENT, {NOTEBOOK: utf16}, datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    )
     put_notebook(alice, solved_notebook(course))
     put_notebook(bob, solved_notebook(course, WRONG.functions))
     for user in (alice, bob):
@@ -70,6 +82,7 @@ def test_students_fetch_submit_and_each_sees_only_their_own_feedback(hub, course
     assert "feedback for bob" in pages["bob"] and f"Score: {expected:g} / {total(ASSIGNMENT):g}" in pages["bob"]
     assert all(reason in pages["bob"] for reason in WRONG.reasons.values())
     assert "bob" not in pages["alice"] and "alice" not in pages["bob"]
+    assert store.recorded(unreadable) and "is not UTF-8 text" in store.feedback(unreadable)[ASSIGNMENT]
 
     from nbgrader.api import Gradebook
 

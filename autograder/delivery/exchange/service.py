@@ -29,6 +29,7 @@ from tornado import web
 from tornado.http1connection import HTTP1Connection
 from tornado.ioloop import IOLoop
 
+from ...grading import notebooks
 from . import policy
 from .store import Store, StoreError, Submission
 
@@ -145,6 +146,7 @@ class Submissions(Handler):
         size = sum(len(d) for d in files.values())
         if size > self.limit:
             raise web.HTTPError(413, f"a submission may hold {self.limit >> 20} MB; this one holds {size >> 20} MB")
+        _refuse_unreadable(files)
         try:
             submission = self.store.submit(self.student, assignment, files, now)
         except StoreError as err:
@@ -180,6 +182,17 @@ def _decoded(body: bytes) -> dict[str, bytes]:
         return {str(name): base64.b64decode(value, validate=True) for name, value in files.items()}
     except (ValueError, KeyError, TypeError, binascii.Error) as err:
         raise web.HTTPError(400, f"a submission is JSON {{'files': {{name: base64}}}} ({type(err).__name__})") from None
+
+
+def _refuse_unreadable(files: dict[str, bytes]) -> None:
+    """A notebook no grader could read (not UTF-8, not JSON, not of a notebook's shape) is
+    refused now, with the reason, rather than graded as invalid later."""
+    for name, data in files.items():
+        if name.endswith(".ipynb"):
+            try:
+                notebooks.check_submitted(data, name)
+            except notebooks.NotebookError as err:
+                raise web.HTTPError(400, str(err)) from None
 
 
 def make_app(store: Store, config_root: Path, prefix: str, clock: Clock | None = None) -> web.Application:
