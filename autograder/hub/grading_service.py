@@ -35,6 +35,7 @@ from ..queue.dispatch import Dispatcher
 from ..queue.identity import expected_image, grading_of
 from ..queue.jobs import make_job
 from ..specs import UnknownAssignment
+from . import roster
 
 Say = Callable[[str], None]
 POLL = 0.5  # seconds between looks at the store and the results
@@ -49,6 +50,7 @@ class GradingService:
     say: Say = print
     graders: dict[str, Grader] = field(default_factory=dict)
     sent: dict[str, Submission] = field(default_factory=dict)  # job id -> submission
+    ignored: set[str] = field(default_factory=set)  # submissions said once to be left alone
 
     def grader(self, assignment: str) -> Grader:
         """A grader for fingerprints, identities and zero reports: it never runs a notebook here."""
@@ -62,17 +64,32 @@ class GradingService:
     def step(self) -> int:
         """Send what is new, record what has come back; the number recorded. What goes wrong with
         one submission is said and that submission left; the others go on."""
-        waiting, recorded = set(self.sent.values()), 0
+        waiting, recorded, members = set(self.sent.values()), 0, self._members()
         for submission in self.store.submissions():
-            if submission not in waiting and not self.store.recorded(submission):
-                with self._alone(submission):
-                    recorded += self._send(submission)
+            if submission in waiting or self.store.recorded(submission):
+                continue
+            if members is not None and submission.student not in members:
+                self._say_once(submission, "not on the class's roster: never graded")
+                continue
+            with self._alone(submission):
+                recorded += self._send(submission)
         for job, outcome in self.dispatcher.poll():
             submission = self.sent.pop(job["id"])
             with self._alone(submission):
                 self.record(submission, report_for(self.grader(submission.assignment), job, outcome))
                 recorded += 1
         return recorded
+
+    def _members(self) -> set[str] | None:
+        """The roster's names, read on every pass (``hub up --roster`` may change it); None where
+        the class has no roster (a class graded without a hub)."""
+        path = self.course.nbgrader_root / "hub" / "roster.json"
+        return set(roster.load_hashes(path)) if path.is_file() else None
+
+    def _say_once(self, submission: Submission, why: str) -> None:
+        if submission.key not in self.ignored:
+            self.ignored.add(submission.key)
+            self.say(f"jaxcourse grading service: {submission.key}: {why}")
 
     @contextmanager
     def _alone(self, submission: Submission) -> Iterator[None]:

@@ -134,3 +134,14 @@ def test_a_body_that_is_not_a_submission_is_refused_with_its_shape(exchange):
     url, _, _ = exchange
     got = requests.post(f"{url}/assignments/{A}/submissions", data=b"not json", headers={"X-User": "ada"}, timeout=30)
     assert got.status_code == 400 and "a submission is JSON {'files': {name: base64}}" in got.json()["error"]
+
+
+def test_an_upload_the_store_refuses_is_a_400_and_leaves_nothing(exchange):
+    """A file beside a folder of the same name, or a NUL in a name: refused before anything is
+    written, and nothing of it is kept where it could later pass for a submission."""
+    url, store, _ = exchange
+    for files in ({"a": b"1", "a/b": b"2"}, {"nb\x00.ipynb": b"{}"}):
+        got = _submit(url, "ada", files)
+        assert got.status_code == 400 and "is not allowed" in got.json()["error"], got.text
+    kept = [p for p in store.root.rglob("*") if p.is_file() and "outbound" not in p.parts]
+    assert kept == [] and store.submissions() == []

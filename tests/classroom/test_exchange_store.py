@@ -4,7 +4,9 @@ reach out of a submission's folder refused, feedback and outcomes per submission
 from __future__ import annotations
 
 import datetime
+import errno
 import json
+from pathlib import Path
 
 import pytest
 
@@ -25,7 +27,7 @@ def test_a_submission_is_filed_under_its_student_with_its_time(tmp_path):
     store.submit("bob", "01_collectives", {"01_collectives.ipynb": b"{}"}, NOW)
     assert store.submissions("ada") == [sub, later]
     assert [s.student for s in store.submissions(assignment="01_collectives")] == ["ada", "ada", "bob"]
-    assert not list((tmp_path / "inbound").glob(".incoming-*"))  # nothing half-written stays behind
+    assert not list((tmp_path / "staging").iterdir())  # nothing half-written stays behind
 
 
 @pytest.mark.parametrize(
@@ -71,3 +73,53 @@ def test_two_submissions_in_one_microsecond_are_both_kept(tmp_path):
     second = store.submit("ada", "01_collectives", {"a.ipynb": b"2"}, NOW)
     assert (first.stamp, second.stamp) == ("20261123T184001.123456Z", "20261123T184001.123457Z")
     assert [(s.path / "a.ipynb").read_bytes() for s in store.submissions("ada")] == [b"1", b"2"]
+
+
+def _left_on_disk(root) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize(
+    "files, why",
+    [
+        ({"a": b"x", "a/b": b"y"}, "'a' is not allowed: it is a folder of another file"),
+        ({"nb\x00.ipynb": b"x"}, "no control characters"),
+        ({"x" * 300 + ".ipynb": b"x"}, "each part at most 255 bytes"),
+        ({"submission.json": b"{}"}, "the exchange's own submission.json"),
+    ],
+    ids=["file-and-folder", "nul", "long-part", "meta"],
+)
+def test_an_upload_the_file_system_cannot_hold_is_refused_and_nothing_is_kept(tmp_path, files, why):
+    store = Store(tmp_path)
+    with pytest.raises(StoreError, match=why):
+        store.submit("ada", "01_collectives", {"ok.ipynb": b"{}", **files}, NOW)
+    assert _left_on_disk(tmp_path) == [] and store.submissions() == []
+
+
+def test_a_write_that_fails_half_way_keeps_nothing(tmp_path, monkeypatch):
+    store, real = Store(tmp_path), Path.write_bytes
+    written = []
+
+    def fails_second(path, data):
+        written.append(path)
+        if len(written) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, data)
+
+    monkeypatch.setattr(Path, "write_bytes", fails_second)
+    with pytest.raises(StoreError, match="could not be filed \\(No space left on device\\); nothing was kept"):
+        store.submit("ada", "01_collectives", {"a.ipynb": b"1", "b.ipynb": b"2"}, NOW)
+    assert len(written) == 2 and _left_on_disk(tmp_path) == [] and store.submissions() == []
+
+
+def test_only_what_the_exchange_filed_is_a_submission(tmp_path):
+    """Folders in inbound/ that the exchange never makes (a dot-named student, as a half-written
+    upload once was; a stamp that is not a time; a link) are not submissions, whatever they hold."""
+    store = Store(tmp_path)
+    real = store.submit("ada", "01_collectives", {"a.ipynb": b"{}"}, NOW)
+    meta = (real.path / "submission.json").read_text()
+    for fake in (".incoming-x1/01_collectives/20261123T184001.123456Z", "eve/01_collectives/latest"):
+        (tmp_path / "inbound" / fake).mkdir(parents=True)
+        (tmp_path / "inbound" / fake / "submission.json").write_text(meta)
+    (tmp_path / "inbound" / "eve" / "01_collectives" / "20261123T184001.123456Z").symlink_to(real.path)
+    assert store.submissions() == [real]

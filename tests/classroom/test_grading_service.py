@@ -19,6 +19,7 @@ from nbgrader.api import Gradebook
 
 from autograder.core.course import Course
 from autograder.delivery.classdir import ClassDir
+from autograder.hub import roster
 from autograder.hub.grading_service import JOURNAL, GradingService
 from autograder.queue.identity import expected_image
 from autograder.queue.worker import Worker
@@ -106,7 +107,7 @@ class InlineDispatcher:
     """The queue without Celery: a job is graded by the real worker's code the moment it is sent,
     and its outcome comes back on the next poll."""
 
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker | None) -> None:
         self.worker, self.done = worker, []
 
     def send(self, job) -> None:
@@ -161,3 +162,22 @@ def test_why_a_notebook_cannot_be_read_is_shown_even_when_feedback_waits(classro
     page = service.store.feedback(submission)[ASSIGNMENT]
     assert "is not a readable notebook (not JSON; cut short?)" in page
     assert "ring_all_gather" not in page and "Score: 0 / 0" in page
+
+
+def test_only_the_rosters_members_are_graded(classroom, tmp_path):
+    """A folder in the exchange under a name the roster does not hold (planted, or left by a
+    member since removed) is never graded, and said once."""
+    _, classdir = classroom
+    said: list[str] = []
+    service = _service(classroom, "")
+    service.say, service.dispatcher = said.append, InlineDispatcher(worker=None)  # nothing here is sent
+    roster.install([roster.Member("teach", "instructor"), roster.Member("ada", "student")],
+                   classdir.root / "hub", tmp_path / "secrets")  # fmt: skip
+    try:
+        stranger = service.store.submit("zed", ASSIGNMENT, {NOTEBOOK: b"{"}, T0)
+        member = service.store.submit("ada", ASSIGNMENT, {NOTEBOOK: b"{"}, T0 + datetime.timedelta(days=9))
+        assert service.step() == 1 and service.step() == 0
+        assert service.store.recorded(member) and not service.store.recorded(stranger)
+        assert said.count(f"jaxcourse grading service: {stranger.key}: not on the class's roster: never graded") == 1
+    finally:
+        (classdir.root / "hub" / "roster.json").unlink()

@@ -164,6 +164,24 @@ def test_a_notebook_no_grader_can_read_is_refused_with_the_reason(hub, mallory, 
     assert (sorted(inbound.rglob("*")) if inbound.is_dir() else []) == before
 
 
+def test_an_upload_the_exchange_refuses_leaves_nothing_and_makes_no_student(hub, mallory):
+    """A file beside a folder of its name, a NUL in a name, a name part too long for the disk:
+    each refused with 400 before anything is written. And a folder in the exchange that the
+    exchange never makes (here the one a half-written upload used to leave, with a
+    submission.json of hers) is no student's submission: it is never graded (the journal is read
+    once her junk is, in test_her_junk_is_graded_as_what_it_is)."""
+    exchange = hub["classdir"] / "exchange"
+    for files in ({"a": b"1", "a/b": b"2"}, {"nb\x00.ipynb": b"{}"}, {"x" * 300 + ".ipynb": b"{}"}):
+        got = _submit(mallory, {NOTEBOOK: b"{}", **files})
+        assert got.status_code == 400 and "is not allowed" in got.json()["error"], got.text
+    staging = exchange / "staging"
+    assert not (staging.is_dir() and list(staging.iterdir()))
+    planted = exchange / "inbound" / ".incoming-t5rb4taw" / ASSIGNMENT / "20261123T184001.123456Z"
+    planted.mkdir(parents=True)
+    (planted / NOTEBOOK).write_text("{}")
+    (planted / "submission.json").write_text(json.dumps({"student": "mallory", "files": {NOTEBOOK: 2}}))
+
+
 def test_a_thousand_submissions_stop_at_the_limit_with_a_message(hub, mallory):
     codes, last = {}, None
     for _ in range(1000):
@@ -208,3 +226,4 @@ def test_her_junk_is_graded_as_what_it_is(hub, mallory):
     lines = wait_for(lambda: [json.loads(x) for x in journal.read_text().splitlines()
                               if '"mallory/' in x] if journal.is_file() else [], 300, "mallory's grades")  # fmt: skip
     assert {line["status"] for line in lines} == {"invalid"}
+    assert ".incoming" not in journal.read_text()  # the planted folder sorts first: it was passed over

@@ -83,6 +83,8 @@ def test_students_fetch_submit_and_each_sees_only_their_own_feedback(hub, course
     assert all(reason in pages["bob"] for reason in WRONG.reasons.values())
     assert "bob" not in pages["alice"] and "alice" not in pages["bob"]
     assert store.recorded(unreadable) and "is not UTF-8 text" in store.feedback(unreadable)[ASSIGNMENT]
+    # The folder test_attacks.py planted where a half-written upload once stayed is no submission.
+    assert ".incoming" not in (hub["classdir"] / "graded" / "recorded.jsonl").read_text()
 
     from nbgrader.api import Gradebook
 

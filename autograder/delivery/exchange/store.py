@@ -28,6 +28,9 @@ from ...core.files import write_atomic
 
 META = "submission.json"
 MAX_FILES = 100
+MAX_NAME = 1024  # characters in one file's relative name
+MAX_PART = 255  # bytes in one part of it, as ext4 and most others allow
+STAGING = "staging"  # beside inbound/: where an upload is written before it is filed whole
 STAMP = "%Y%m%dT%H%M%S.%fZ"  # a submission's folder name: sorts by time, safe in a path
 TIMESTAMP = "%Y-%m-%d %H:%M:%S.%f UTC"  # as nbgrader writes and reads submission times
 
@@ -55,11 +58,32 @@ class Submission:
 
 
 def safe_name(name: str) -> str:
-    """A relative path with no way out of its folder, or StoreError."""
+    """A relative path with no way out of its folder that every file system here can hold, or
+    StoreError."""
     path = PurePosixPath(name)
     if not name or path.is_absolute() or any(p in ("", ".", "..") or p.startswith(".") for p in path.parts):
         raise StoreError(f"file name {name[:80]!r} is not allowed: use plain relative names, no dot-files")
+    if any(ord(c) < 32 or c == "\x7f" for c in name) or len(name) > MAX_NAME:
+        raise StoreError(
+            f"file name {name[:80]!r} is not allowed: no control characters, at most {MAX_NAME} characters"
+        )
+    if any(len(p.encode("utf-8", "surrogatepass")) > MAX_PART for p in path.parts):
+        raise StoreError(f"file name {name[:80]!r} is not allowed: each part at most {MAX_PART} bytes")
     return path.as_posix()
+
+
+def _layout(files: dict[str, bytes]) -> dict[str, bytes]:
+    """``files`` under safe names, or StoreError: too many, a name that leaves its folder, or one
+    name that is both a file and a folder of another (``a`` beside ``a/b``)."""
+    if len(files) > MAX_FILES:
+        raise StoreError(f"a submission holds at most {MAX_FILES} files, not {len(files)}")
+    names = {safe_name(name): data for name, data in files.items()}
+    folders = {parent.as_posix() for name in names for parent in PurePosixPath(name).parents}
+    clash = sorted(set(names) & folders)
+    if clash or META in names:
+        raise StoreError(f"file name {(clash or [META])[0][:80]!r} is not allowed: it is a folder of another file, "
+                         f"or the exchange's own {META}")  # fmt: skip
+    return names
 
 
 @dataclass(frozen=True)
@@ -96,26 +120,41 @@ class Store:
     # ---- submissions --------------------------------------------------------------------------
 
     def submissions(self, student: str | None = None, assignment: str | None = None) -> list[Submission]:
-        """Every submission, oldest first, optionally of one student and one assignment."""
+        """Every submission, oldest first, optionally of one student and one assignment: folders
+        ``inbound/<student>/<assignment>/<stamp>/`` with a name for each part that the exchange
+        itself would have given (anything else there is not a submission, whoever put it there)."""
         found = []
         for folder in sorted((self.root / "inbound").glob(f"{student or '*'}/{assignment or '*'}/*")):
-            if (folder / META).is_file():
-                found.append(Submission(folder.parent.parent.name, folder.parent.name, folder.name, folder))
+            who, what = folder.parent.parent.name, folder.parent.name
+            if _filed_by_us(who, what, folder.name) and (folder / META).is_file() and not folder.is_symlink():
+                found.append(Submission(who, what, folder.name, folder))
         return sorted(found, key=lambda s: (s.student, s.assignment, s.stamp))
 
     def submit(self, student: str, assignment: str, files: dict[str, bytes], now: datetime.datetime) -> Submission:
-        """File ``files`` as ``student``'s submission of ``assignment`` at ``now``, whole or not at all."""
-        if len(files) > MAX_FILES:
-            raise StoreError(f"a submission holds at most {MAX_FILES} files, not {len(files)}")
-        names = {safe_name(name): data for name, data in files.items()}
+        """File ``files`` as ``student``'s submission of ``assignment`` at ``now``, whole or not at
+        all: what is refused or fails half-way leaves nothing behind."""
+        names = _layout(files)
         folder = self.root / "inbound" / safe_name(student) / safe_name(assignment)
-        staged = Path(tempfile.mkdtemp(prefix=".incoming-", dir=_made(self.root / "inbound")))
-        for name, data in names.items():
-            (staged / name).parent.mkdir(parents=True, exist_ok=True)
-            (staged / name).write_bytes(data)
+        staged = Path(tempfile.mkdtemp(prefix="upload-", dir=_made(self.root / STAGING)))
+        try:
+            for name, data in names.items():
+                (staged / name).parent.mkdir(parents=True, exist_ok=True)
+                (staged / name).write_bytes(data)
+            return self._file(staged, folder, student, assignment, names, now)
+        except OSError as err:
+            raise StoreError(
+                f"the submission could not be filed ({os.strerror(err.errno or 0)}); nothing was kept"
+            ) from None
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)  # gone once filed (renamed), or on any failure
+
+    def _file(self, staged: Path, folder: Path, student: str, assignment: str, names: dict[str, bytes],
+              now: datetime.datetime) -> Submission:  # fmt: skip
+        """Rename ``staged`` into ``folder`` under a stamp of ``now``, a microsecond later for each
+        submission already filed at that stamp."""
         _made(folder)
         when = now.astimezone(datetime.UTC)
-        while True:  # two submissions in one microsecond: the later one is filed a microsecond on
+        while True:
             stamp = when.strftime(STAMP)
             meta = {"student": student, "assignment": assignment, "stamp": stamp,
                     "files": {name: len(data) for name, data in sorted(names.items())}}  # fmt: skip
@@ -160,6 +199,14 @@ class Store:
 
     def recorded(self, submission: Submission) -> bool:
         return self.outcome_path(submission).is_file()
+
+
+def _filed_by_us(student: str, assignment: str, stamp: str) -> bool:
+    try:
+        safe_name(student), safe_name(assignment), datetime.datetime.strptime(stamp, STAMP)
+    except (StoreError, ValueError):
+        return False
+    return "/" not in student + assignment
 
 
 def _made(folder: Path) -> Path:
