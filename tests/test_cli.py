@@ -43,6 +43,7 @@ def run(*args: str, cwd: Path, timeout: float = 600, expected: Path | None = Non
         (["release", "99_nope"], "no assignment '99_nope'"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         (["worker", "--broker", "http://:secret@host"], "'http://:***@host' is not a Redis URL"),
+        (["worker"], "say where the queue is: --broker redis://:PASSWORD@HOST:6379/0, or $JAXCOURSE_BROKER"),
         (["grade", ASSIGNMENT, "--broker", "redis//host"], "is not a Redis URL: write redis://:PASSWORD@HOST"),
         (["collect", ASSIGNMENT], "say where from: --class DIR"),
         (["collect", ASSIGNMENT, "--class", "/no/such"], "/no/such is not a class directory"),

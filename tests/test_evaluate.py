@@ -35,19 +35,21 @@ def test_a_plain_export_is_accepted():
     assert artifact_problems(_exported(_gather), SIG, _mesh()) == []
 
 
-def test_custom_calls_are_refused():
+@pytest.mark.parametrize("target", ["steal_answers", "steal answers", 'steal "quoted" answers'])
+def test_custom_calls_are_refused(target):
     """jax.export itself refuses host callbacks; a runner that forges its own export with a
-    foreign custom call (and the safety check switched off) is refused here."""
+    foreign custom call (and the safety check switched off) is refused here, whatever the
+    target's name (one that MLIR prints quoted, ``@"steal answers"``, once slipped through)."""
 
     def foreign(x, axis):
-        return jax.ffi.ffi_call("steal_answers", jax.ShapeDtypeStruct(x.shape, x.dtype))(_gather(x, axis))
+        return jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape, x.dtype))(_gather(x, axis))
 
     wrapped, structs, _ = harness.build(foreign, SIG)
-    check = jax.export.DisabledSafetyCheck.custom_call("steal_answers")
+    check = jax.export.DisabledSafetyCheck.custom_call(target)
     forged = jax.export.export(wrapped, disabled_checks=[check])(*structs)
     problems = artifact_problems(jax.export.deserialize(forged.serialize()), SIG, _mesh())
     assert "exported with safety checks disabled" in problems
-    assert any("custom calls or host callbacks: steal_answers" in p for p in problems), problems
+    assert any("custom calls or host callbacks: " in p and "steal" in p for p in problems), problems
 
 
 def test_other_shardings_or_meshes_are_refused():

@@ -1,5 +1,5 @@
-"""Which sandbox `jaxcourse grade` uses: docker when an engine answers, a loud fallback to the
-process sandbox under `auto`, and a one-line error when docker is demanded and absent."""
+"""Which sandbox `jaxcourse grade` uses: docker, failing closed with a one-line error where no
+engine answers; the process sandbox, which isolates nothing, only when asked for by name, loudly."""
 
 from __future__ import annotations
 
@@ -17,17 +17,14 @@ def no_engine(monkeypatch):
     monkeypatch.setattr(images, "connect", refuse)
 
 
-def test_docker_without_an_engine_is_a_one_line_error(no_engine):
-    with pytest.raises(classroom.SandboxUnavailable, match="--sandbox docker needs a Docker engine") as err:
-        classroom.open_sandbox("docker")
-    assert "\n" not in str(err.value) and "docker.sock" in str(err.value)
-
-
-def test_auto_without_an_engine_falls_back_and_says_so(no_engine):
+@pytest.mark.parametrize("asked", [(), ("docker",)], ids=["default", "docker"])
+def test_without_an_engine_grading_fails_closed_in_one_line(no_engine, asked):
     said: list[str] = []
-    box = classroom.open_sandbox("auto", say=said.append)
-    assert isinstance(box, ProcessSandbox) and not box.isolates
-    assert len(said) == 1 and "isolates nothing" in said[0]
+    with pytest.raises(classroom.SandboxUnavailable, match="no engine answers") as err:
+        classroom.open_sandbox(*asked, say=said.append)
+    message = str(err.value)
+    assert "\n" not in message and "docker.sock" in message and "--sandbox process" in message
+    assert said == []  # nothing was started, nothing falls back
 
 
 def test_process_is_chosen_without_asking_docker(monkeypatch):

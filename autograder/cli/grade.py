@@ -22,8 +22,8 @@ def register(sub: Subparsers) -> None:
     grade.add_argument("--jobs", type=positive, default=default(classroom.grade_class, "jobs"),
                        help="submissions graded at once (default: the cores over each sandbox's CPU quota)")  # fmt: skip
     grade.add_argument("--sandbox", choices=classroom.SANDBOXES, default=default(classroom.grade_class, "sandbox"),
-                       help="docker: a locked-down container per submission; process: a local process that "
-                       "isolates nothing, for development; auto (default): docker when an engine answers")  # fmt: skip
+                       help="docker (default): a locked-down container per submission, or an error where no "
+                       "engine answers; process: a local process that isolates nothing, for development")  # fmt: skip
     grade.add_argument("--image", default=default(classroom.grade_class, "image"),
                        help="the sandbox's image (default %(default)s, built when missing)")  # fmt: skip
     grade.add_argument("--force", action="store_true", help="grade again what an earlier run already graded")

@@ -26,14 +26,14 @@ from .report import Report
 from .sandbox import ProcessSandbox, Sandbox
 from .submissions import Submission, find_submissions
 
-SANDBOXES = ("auto", "docker", "process")
+SANDBOXES = ("docker", "process")
 DEFAULT_IMAGE = images.tag("cpu")
 
 Say = Callable[[str], None]
 
 
 class SandboxUnavailable(JaxcourseError):
-    """``--sandbox docker`` was asked for and no engine or image can serve it."""
+    """The docker sandbox was asked for (the default) and no engine or image can serve it."""
 
 
 @dataclass
@@ -76,10 +76,10 @@ def _report(grader: Grader, submission: Submission, future: Future[Report]) -> R
                              " your instructor has its details")  # fmt: skip
 
 
-def open_sandbox(kind: str = "auto", image: str = DEFAULT_IMAGE, lim: limits.Limits | None = None,
+def open_sandbox(kind: str = "docker", image: str = DEFAULT_IMAGE, lim: limits.Limits | None = None,
                  say: Say = print) -> Sandbox:  # fmt: skip
-    """The Docker sandbox when an engine answers (``auto``) or is demanded (``docker``); the
-    process sandbox on request or, loudly, when no engine answers."""
+    """The Docker sandbox, or a one-line error where no engine or image serves it: grading fails
+    closed. The process sandbox, which isolates nothing, only when asked for by name, loudly."""
     from docker.errors import DockerException
 
     if kind == "process":
@@ -92,10 +92,10 @@ def open_sandbox(kind: str = "auto", image: str = DEFAULT_IMAGE, lim: limits.Lim
         else:
             client.images.get(image)
     except images.EngineUnavailable as err:
-        if kind == "docker":
-            raise SandboxUnavailable(f"--sandbox docker needs a Docker engine: {err}") from None
-        say(f"jaxcourse: no Docker engine ({err}); grading with --sandbox process, which isolates nothing")
-        return ProcessSandbox()
+        raise SandboxUnavailable(
+            f"grading runs student code in a Docker sandbox, and no engine answers ({err}): start Docker, or "
+            "pass --sandbox process to run it unisolated, as you"
+        ) from None
     except (images.ImageError, DockerException) as err:  # not found, or the build failed
         raise SandboxUnavailable(f"no sandbox image {image}: {str(err).splitlines()[0]}") from None
     return DockerSandbox(image, lim or limits.Limits(), client)
@@ -108,7 +108,7 @@ def grade_class(
     out: Path | None = None,
     jobs: int | None = None,
     progress: bool = True,
-    sandbox: str = "auto",
+    sandbox: str = "docker",
     image: str = DEFAULT_IMAGE,
     force: bool = False,
     say: Say = print,

@@ -29,6 +29,8 @@ from ..core.course import Course
 from ..core.errors import JaxcourseError
 from ..delivery.classdir import ClassDir
 from ..grading import images
+from ..queue.app import BROKER_ENV
+from ..queue.jobs import KEY_ENV
 from . import roster
 from .images import HUB_IMAGE, REDIS_IMAGE, build_hub, build_redis
 from .settings import HubSettings
@@ -180,7 +182,8 @@ def _python_service(deployment: Deployment, image: str, network: str, argv: list
     return {
         "image": image, "network": network, "entrypoint": ["tini", "-g", "--", *argv], "command": [],
         "environment": {"HOME": "/tmp", "JAXCOURSE_ROOT": checkout, "JAXCOURSE_CLASS_DIR": str(deployment.classdir.root),
-                        "JAXCOURSE_BROKER": deployment.broker(), "PYTHONUNBUFFERED": "1"},
+                        BROKER_ENV: deployment.broker(), KEY_ENV: deployment.classdir.secret("queue_key"),
+                        "PYTHONUNBUFFERED": "1"},
         "volumes": {checkout: {"bind": checkout, "mode": "ro"}}, **_owner(deployment), **_locked_down(),
         "healthcheck": {"test": ["NONE"]},  # the image's probe is for JupyterLab, which these do not run
     }  # fmt: skip
@@ -200,8 +203,9 @@ def worker_options(deployment: Deployment, image: str, network: str, number: int
     scratch = deployment.classdir.root / "work" / f"worker-{number}"
     scratch.mkdir(parents=True, exist_ok=True)
     concurrency = deployment.settings.worker_concurrency
-    argv = ["jaxcourse", "worker", "--broker", deployment.broker(), "--course", str(deployment.checkout.root),
-            "--cache", str(scratch / "cache"), "--sandbox", "docker"]  # fmt: skip
+    # The broker's URL, with its password, comes in the environment: `ps` shows the command line.
+    argv = ["jaxcourse", "worker", "--course", str(deployment.checkout.root), "--cache", str(scratch / "cache"),
+            "--sandbox", "docker"]  # fmt: skip
     argv += ["--concurrency", str(concurrency)] if concurrency else []
     argv += ["--image", sandbox_image] if sandbox_image else []
     options = _python_service(deployment, image, network, argv)

@@ -29,11 +29,11 @@ from ..grading import feedback, gradebook, limits, notebooks
 from ..grading.grader import Grader, grader_for
 from ..grading.report import Report
 from ..grading.sandbox import ProcessSandbox
-from ..queue.app import make_app, visibility_timeout
+from ..queue.app import BROKER_ENV, make_app, visibility_timeout
 from ..queue.class_run import job_seconds, report_for
 from ..queue.dispatch import Dispatcher
 from ..queue.identity import expected_image, grading_of
-from ..queue.jobs import make_job
+from ..queue.jobs import make_job, outcome_key
 from ..specs import UnknownAssignment
 from . import roster
 
@@ -184,9 +184,9 @@ def main() -> None:
     class_dir = Path(os.environ["JAXCOURSE_CLASS_DIR"])
     course = Course(Path(os.environ["JAXCOURSE_ROOT"]), nbgrader=class_dir)
     seconds = job_seconds(course)
-    app = make_app(os.environ["JAXCOURSE_BROKER"], seconds)
-    service = GradingService(course, Store(class_dir / "exchange"),
-                             Dispatcher(app, 2 * visibility_timeout(seconds), _say))  # fmt: skip
+    broker = os.environ[BROKER_ENV]
+    dispatcher = Dispatcher(make_app(broker, seconds), 2 * visibility_timeout(seconds), outcome_key(broker), _say)
+    service = GradingService(course, Store(class_dir / "exchange"), dispatcher)
     _say(f"jaxcourse grading service: watching {service.store.root}")
     service.run()
 

@@ -19,7 +19,7 @@ from ..grading.submissions import Submission
 from .app import make_app, shown, visibility_timeout
 from .dispatch import Dispatcher, Failed
 from .identity import expected_image, grading_of
-from .jobs import Job, Outcome, make_job, report_of
+from .jobs import Job, Outcome, make_job, outcome_key, report_of
 
 Say = Callable[[str], None]
 
@@ -41,7 +41,7 @@ def job_seconds(course: Course) -> float:
 def on_queue(broker: str, course: Course, say: Say = print) -> tuple[GradeMany, str]:
     """A way of grading for ``grade_class``, and its description for the summary."""
     seconds = job_seconds(course)
-    dispatcher = Dispatcher(make_app(broker, seconds), 2 * visibility_timeout(seconds), say)
+    dispatcher = Dispatcher(make_app(broker, seconds), 2 * visibility_timeout(seconds), outcome_key(broker), say)
 
     def grade_many(grader: Grader, todo: list[Submission]) -> Iterator[tuple[Submission, Report]]:
         grading = grading_of(grader, expected_image(course.root))

@@ -43,6 +43,7 @@ class Failed:
 class Dispatcher:
     app: Celery
     deadline: float  # seconds after which a job in flight is sent again
+    key: bytes  # what outcomes are signed with (jobs.outcome_key)
     say: Say = print
     pending: dict[str, tuple[Job, float]] = field(default_factory=dict)  # id -> job, when sent
 
@@ -72,7 +73,7 @@ class Dispatcher:
             for job_id, (job, sent) in list(self.pending.items()):
                 result = self.app.AsyncResult(job_id)
                 if result.state == "SUCCESS":
-                    done.append((job, _outcome(result.result)))
+                    done.append((job, _outcome(result.result, job, self.key)))
                 elif result.state == "FAILURE":
                     done.append((job, Failed(f"the worker failed: {str(result.result)[:300]}")))
                 elif (host := lost_worker(self.app.backend.client, job_id)) is not None:
@@ -99,8 +100,11 @@ class Dispatcher:
                 time.sleep(POLL)
 
 
-def _outcome(value: Any) -> Outcome | Failed:
+def _outcome(value: Any, job: Job, key: bytes) -> Outcome | Failed:
     try:
-        return check_outcome(value)
+        outcome = check_outcome(value, key)
     except JobError as err:
         return Failed(f"the worker sent back a malformed outcome: {err}")
+    if outcome["id"] != job["id"]:
+        return Failed("the worker sent back another job's outcome")
+    return outcome

@@ -3,14 +3,19 @@
 Both are plain JSON with a version, capped in size and checked field by field on arrival, on
 whichever side receives them: a worker never trusts a job, the recorder never trusts an outcome.
 A job's id is a digest of what it grades, so the same submission sent twice is the same job, and
-the recorder records it once.
+the recorder records it once. An outcome is signed (HMAC-SHA256) with a key that the workers and
+the recorder hold and the broker does not (``JAXCOURSE_QUEUE_KEY``; a class's own secret on a
+hub): whoever can write to Redis cannot hand the recorder a grade.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
 from typing import Any, TypedDict
+from urllib.parse import urlsplit
 
 from ..core.errors import JaxcourseError
 from ..grading.notebooks import MAX_NOTEBOOK_BYTES
@@ -49,6 +54,30 @@ class Outcome(TypedDict):
     worker: str  # the host that graded it
     seconds: float
     report: dict[str, Any]  # Report.to_json()
+    signature: str  # HMAC-SHA256 of the rest, with the queue's key
+
+
+KEY_ENV = "JAXCOURSE_QUEUE_KEY"
+
+
+def outcome_key(broker: str) -> bytes:
+    """The key outcomes are signed with: ``JAXCOURSE_QUEUE_KEY`` where it is set (a hub sets its
+    class's own for the workers and the recorder, never for Redis); else one made from the
+    broker's password, so that a queue set up by hand works, and whoever holds that password can
+    sign."""
+    secret = os.environ.get(KEY_ENV) or f"broker:{urlsplit(broker).password or ''}"
+    return hashlib.sha256(b"jaxcourse outcome key\0" + secret.encode()).digest()
+
+
+def signed(outcome: dict[str, Any], key: bytes) -> Outcome:
+    """``outcome`` with its signature."""
+    done: Outcome = {**outcome, "signature": _signature(outcome, key)}  # type: ignore[typeddict-item]
+    return done
+
+
+def _signature(outcome: dict[str, Any], key: bytes) -> str:
+    body = {k: v for k, v in outcome.items() if k != "signature"}
+    return hmac.new(key, json.dumps(body, sort_keys=True, separators=(",", ":")).encode(), hashlib.sha256).hexdigest()
 
 
 def job_id(assignment: str, student: str, notebook: bytes, timestamp: str | None, grading: Grading) -> str:
@@ -92,11 +121,14 @@ def check_job(payload: Any) -> Job:
     return job
 
 
-def check_outcome(payload: Any) -> Outcome:
-    """``payload`` as an Outcome whose report is a well-formed Report, or JobError."""
+def check_outcome(payload: Any, key: bytes) -> Outcome:
+    """``payload`` as an Outcome signed with ``key`` whose report is a well-formed Report, or
+    JobError."""
     _check_size(payload, MAX_OUTCOME_BYTES, "outcome")
-    fields = {"version": int, "id": str, "worker": str, "seconds": float, "report": dict}
+    fields = {"version": int, "id": str, "worker": str, "seconds": float, "report": dict, "signature": str}
     _check_fields(payload, fields, set(), "outcome")
+    if not hmac.compare_digest(payload["signature"], _signature(payload, key)):
+        raise JobError("the outcome's signature is wrong: no worker of this class signed it")
     if payload["version"] != VERSION:
         raise JobError(f"outcome version {payload['version']} is not {VERSION}: the worker runs other code")
     try:

@@ -30,7 +30,7 @@ from ..grading.report import Report
 from . import liveness
 from .app import TASK, make_app, shown
 from .identity import differences, grading_of, image_of
-from .jobs import VERSION, Grading, Job, JobError, Outcome, check_job
+from .jobs import VERSION, Grading, Job, JobError, Outcome, check_job, signed
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -52,6 +52,7 @@ class Worker:
     image: str  # the sandbox's image
     image_lock: str  # the lock digest the sandbox's image was built from
     cache: Path
+    key: bytes  # what its outcomes are signed with (jobs.outcome_key)
     hostname: str = field(default_factory=socket.gethostname)
     _graders: dict[str, Grader] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -93,8 +94,8 @@ class Worker:
 
     def _outcome(self, job_id: str, report: Report, start: float) -> Outcome:
         seconds = round(time.monotonic() - start, 3)
-        return {"version": VERSION, "id": job_id, "worker": self.hostname, "seconds": seconds,
-                "report": report.to_json()}  # fmt: skip
+        return signed({"version": VERSION, "id": job_id, "worker": self.hostname, "seconds": seconds,
+                       "report": report.to_json()}, self.key)  # fmt: skip
 
     def _invalid(self, payload: Any, message: str) -> Report:
         """Zeros for every test of the job's assignment, if it names one, with the reason."""
@@ -109,7 +110,7 @@ def _field(payload: Any, name: str) -> str:
     return value if isinstance(value, str) else "unknown"
 
 
-def open_worker(course: Course, sandbox: str, image: str, cache: Path | None, say: Say) -> Worker:
+def open_worker(course: Course, sandbox: str, image: str, cache: Path | None, key: bytes, say: Say) -> Worker:
     """A worker whose sandbox image was built from this course's lock, or ``Refused``."""
     from .identity import expected_image
 
@@ -127,7 +128,7 @@ def open_worker(course: Course, sandbox: str, image: str, cache: Path | None, sa
     else:
         built_from = "process sandbox"
     cache = cache or Path(tempfile.gettempdir()) / "jaxcourse-worker-cache"
-    return Worker(course, box.name, image, built_from, cache)
+    return Worker(course, box.name, image, built_from, cache, key)
 
 
 def serve(worker: Worker, broker: str, concurrency: int, job_seconds: float, say: Say = print) -> None:

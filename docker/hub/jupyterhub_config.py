@@ -63,7 +63,9 @@ c.DockerSpawner.name_template = PREFIX + "-{username}"
 c.DockerSpawner.remove = True  # a stopped server's container goes; the work folder stays
 c.DockerSpawner.cmd = ["jupyterhub-singleuser"]
 c.DockerSpawner.notebook_dir = STUDENT_HOME
-c.DockerSpawner.volumes = {str(CLASS_DIR / "home" / "{username}"): STUDENT_HOME}
+# {raw_username}: the folder prepare_server makes and chowns; {username} is escaped (ann_lee ->
+# ann-5flee), a folder the engine would then make, owned by root.
+c.DockerSpawner.volumes = {str(CLASS_DIR / "home" / "{raw_username}"): STUDENT_HOME}
 MEMORY = env.get("JAXCOURSE_MEM_LIMIT", "4g").upper()  # JupyterHub reads sizes as 4G, Docker as 4g or 4G
 c.DockerSpawner.mem_limit = MEMORY
 c.DockerSpawner.cpu_limit = float(env.get("JAXCOURSE_CPU_LIMIT", "2"))

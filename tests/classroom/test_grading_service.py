@@ -126,7 +126,7 @@ def test_no_submission_stops_the_others_and_each_is_told_why(classroom, course, 
     service = _service(classroom, "")
     checkout, classdir = classroom
     service.dispatcher = InlineDispatcher(
-        Worker(service.course, "process", "", expected_image(checkout.root), tmp_path / "worker")
+        Worker(service.course, "process", "", expected_image(checkout.root), tmp_path / "worker", b"key")
     )
     good = solved_notebook(course)
     planted = {}

@@ -61,11 +61,32 @@ def test_a_notebook_too_large_never_becomes_a_job():
         jobs.make_job("01_collectives", "ada", b" " * (MAX_NOTEBOOK_BYTES + 1), None, GRADING)
 
 
+KEY = jobs.outcome_key("redis://:pw@redis:6379/0")
+
+
 def test_an_outcome_must_carry_a_well_formed_report():
     report = Report("ada", "01_collectives", "graded", "", [], "f" * 8).to_json()
     good = {"version": 1, "id": "x", "worker": "h", "seconds": 1.5, "report": report}
-    assert jobs.report_of(jobs.check_outcome(good)).student == "ada"
+    assert jobs.report_of(jobs.check_outcome(jobs.signed(good, KEY), KEY)).student == "ada"
     with pytest.raises(jobs.JobError, match="outcome report is malformed"):
-        jobs.check_outcome({**good, "report": {"student": "ada"}})
+        jobs.check_outcome(jobs.signed({**good, "report": {"student": "ada"}}, KEY), KEY)
     with pytest.raises(jobs.JobError, match="outcome field 'seconds' must be float"):
-        jobs.check_outcome({**good, "seconds": "1"})
+        jobs.check_outcome(jobs.signed({**good, "seconds": "1"}, KEY), KEY)
+
+
+def test_an_outcome_not_signed_with_the_classs_key_is_refused(monkeypatch):
+    """Whoever can write to Redis (the broker's password) cannot hand the recorder a grade: a
+    forged outcome, one signed with another key, or a signed one changed afterwards, is refused."""
+    report = Report("ada", "01_collectives", "graded", "", [], "f" * 8).to_json()
+    outcome = {"version": 1, "id": "x", "worker": "h", "seconds": 1.5, "report": report}
+    monkeypatch.setenv(jobs.KEY_ENV, "the class's own secret")
+    key = jobs.outcome_key("redis://:pw@redis:6379/0")
+    assert key != KEY  # the broker's password alone does not make the class's key
+    for forged in (
+        {**outcome, "signature": "0" * 64},
+        jobs.signed(outcome, KEY),
+        {**jobs.signed(outcome, key), "report": {**report, "score": 50.0}},
+    ):
+        with pytest.raises(jobs.JobError, match="signature is wrong: no worker of this class signed it"):
+            jobs.check_outcome(forged, key)
+    assert jobs.check_outcome(jobs.signed(outcome, key), key)["id"] == "x"

@@ -40,7 +40,8 @@ def container_ip(container: Any, network: str) -> str:
 def queue(client: Any, deployment: deploy.Deployment, image: str, workers: int) -> Iterator[dict[str, Any]]:
     """Redis and ``workers`` grading workers for ``deployment``, each worker a "host" of its own
     (its own container, scratch folder, reference cache), on the class's queue network; yields
-    {"redis", "workers", "network", "broker" (reachable from this machine)}. All removed after."""
+    {"redis", "workers", "network", "broker" (reachable from this machine), "key" (what the workers
+    sign outcomes with: a recorder here needs it as JAXCOURSE_QUEUE_KEY)}. All removed after."""
     network = f"{deployment.name}-queue"
     client.networks.create(network, driver="bridge", labels={deploy.LABEL: deployment.name})
     started: list[Any] = []
@@ -53,7 +54,8 @@ def queue(client: Any, deployment: deploy.Deployment, image: str, workers: int) 
             options = deploy.worker_options(deployment, image, network, number)
             started.append(client.containers.run(name=f"{deployment.name}-worker-{number}", detach=True, **options))
         host_broker = deployment.broker().replace(f"@{deployment.name}-redis:", f"@{container_ip(redis, network)}:")
-        yield {"redis": redis, "workers": started[1:], "network": network, "broker": host_broker}
+        yield {"redis": redis, "workers": started[1:], "network": network, "broker": host_broker,
+               "key": deployment.classdir.secret("queue_key")}  # fmt: skip
     finally:
         for container in started:
             remove(container)

@@ -20,8 +20,9 @@ import pytest
 
 from autograder.core.course import Course
 from autograder.grading.grader import grader_for
-from autograder.queue.app import TASK, make_app
+from autograder.queue.app import BROKER_ENV, TASK, make_app
 from autograder.queue.class_run import job_seconds
+from autograder.queue.jobs import KEY_ENV
 
 from ..helpers.classroom import class_course, new_class, queue, wait_for
 from ..helpers.course import ASSIGNMENT, solved_notebook, total, write_submission
@@ -51,7 +52,8 @@ def classroom(tmp_path_factory, course, client, cpu_image):
 
 
 def _grade(classroom, out, *more):
-    env = {**os.environ, "JAXCOURSE_ROOT": str(classroom["course"].root), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "JAXCOURSE_ROOT": str(classroom["course"].root), "PYTHONUNBUFFERED": "1",
+           KEY_ENV: classroom["key"]}  # fmt: skip
     argv = [sys.executable, "-m", "autograder.cli", "grade", ASSIGNMENT, "--broker", classroom["broker"],
             "--submissions", str(classroom["submitted"]), "--out", str(out), "--quiet", *more]  # fmt: skip
     return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -139,7 +141,7 @@ def test_a_worker_whose_image_is_stale_is_refused(classroom, client, cpu_image, 
     from autograder.hub import deploy
 
     options = deploy.worker_options(deployment, cpu_image, classroom["network"], 9, sandbox_image=stale)
-    options["entrypoint"][options["entrypoint"].index("--broker") + 1] = classroom["broker"]
+    options["environment"][BROKER_ENV] = classroom["broker"]
     container = client.containers.run(detach=True, **options)
     try:
         code = container.wait(timeout=180)["StatusCode"]
@@ -168,6 +170,10 @@ def test_the_broker_needs_its_password_and_no_sandbox_sees_it(classroom, client)
     with pytest.raises(redis.exceptions.AuthenticationError):
         redis.Redis.from_url(url.replace(f":{password}@", "")).ping()
     assert redis.Redis.from_url(url).ping()
+    for worker in classroom["workers"]:  # in the environment, never on a command line `ps` shows
+        processes = worker.top(ps_args="-eo args")["Processes"]
+        assert processes and not any(password in " ".join(p) for p in processes), processes
+        assert password not in json.dumps([worker.attrs["Config"]["Cmd"], worker.attrs["Config"]["Entrypoint"]])
     seen = classroom["sandboxes"]
     assert seen, "no sandbox was seen while the class was graded"
     for attrs in seen:
