@@ -46,18 +46,22 @@ def check_meshes(reported: dict[str, Any]) -> None:
             raise MeshMismatch(f"mesh {name}: the sandbox ran on {theirs}, the grader on {ours}")
 
 
+COMPILE_CACHE_BYTES = 2 << 30  # the trusted side's compiled programs kept on disk, at most
 # JAX's monitoring events for the persistent compile cache, and what a profile calls them.
 CACHE_EVENTS = {"/jax/compilation_cache/cache_hits": "compile cache hits",
                 "/jax/compilation_cache/cache_misses": "compile cache misses"}  # fmt: skip
 
 
-def use_compile_cache(path: str) -> dict[str, int]:
-    """Keep every compiled program: a class hands in many copies of the same few programs. The
-    counts of cache hits and misses, kept up to date as programs are compiled."""
+def use_compile_cache(path: str, max_bytes: int = COMPILE_CACHE_BYTES) -> dict[str, int]:
+    """Keep every compiled program: a class hands in many copies of the same few programs. At
+    most ``max_bytes`` of them (JAX evicts the least recently used): a class of distinct programs,
+    or one student's many, never fills the grader's disk. The counts of cache hits and misses,
+    kept up to date as programs are compiled."""
     import jax
     import jax.monitoring
 
     jax.config.update("jax_compilation_cache_dir", path)
+    jax.config.update("jax_compilation_cache_max_size", max_bytes)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     counts = dict.fromkeys(CACHE_EVENTS.values(), 0)
