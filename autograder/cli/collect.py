@@ -36,4 +36,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"collected {len(done.students)} students' {args.assignment} into {submitted}")
     for name in done.unmatched:
         print(f"  not collected (its name matches no student): {name}")
+    for name in done.collided:
+        print(f"  several participants are called {name}: each collected as {name}-<their LMS id>")
     return 0

@@ -76,3 +76,26 @@ def test_not_a_zip_is_refused(tmp_path):
     (tmp_path / "a.zip").write_text("no")
     with pytest.raises(collect.CollectError, match="is not a zip archive"):
         collect.from_zip(tmp_path / "a.zip", "01_collectives", tmp_path / "s", "canvas")
+
+
+@pytest.mark.parametrize(
+    "lms, members",
+    [
+        ("canvas", ["doejane_111_9_01_collectives.ipynb", "doejane_222_8_01_collectives.ipynb"]),
+        ("moodle", ["Jane Doe_111_assignsubmission_file_/01_collectives.ipynb",
+                    "Jane Doe_222_assignsubmission_file_/01_collectives.ipynb"]),
+    ],
+)  # fmt: skip
+def test_two_participants_of_one_name_are_kept_apart_by_their_lms_id(tmp_path, lms, members):
+    archive = tmp_path / "all.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for number, member in enumerate(members):
+            zf.writestr(member, f"notebook {number}".encode())
+        zf.writestr(members[0].replace("01_collectives.ipynb", "notes.txt"), b"hers")
+    done = collect.from_zip(archive, "01_collectives", tmp_path / "submitted", lms)
+    name = "doejane" if lms == "canvas" else "jane-doe"
+    assert done.collided == [name] and sorted(done.students) == [f"{name}-111", f"{name}-222"]
+    for number, student in enumerate((f"{name}-111", f"{name}-222")):
+        folder = tmp_path / "submitted" / student / "01_collectives"
+        assert (folder / "01_collectives.ipynb").read_bytes() == f"notebook {number}".encode()
+    assert (tmp_path / "submitted" / f"{name}-111" / "01_collectives" / "notes.txt").read_bytes() == b"hers"
