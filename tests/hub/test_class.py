@@ -39,6 +39,17 @@ def test_a_wrong_password_is_refused(hub):
     )
 
 
+def test_a_name_that_keeps_failing_is_made_to_wait(hub):
+    """Past five failures a name waits, even with a right password, and no password is hashed
+    for it meanwhile (the flood's cost is measured in benchmarks/login_flood.py)."""
+    from ..helpers.hub import User
+
+    guesser = User(hub["users"]["alice"].hub, "nobody-here", "guess")
+    assert [guesser.login().status_code for _ in range(5)] == [403] * 5
+    refused = guesser.login()
+    assert refused.status_code == 429 and "too many failed logins: try again in" in refused.text
+
+
 def test_a_second_class_of_the_same_name_is_refused(hub, tmp_path):
     """Another class directory also called "class" would take over this class's containers."""
     other, roster = tmp_path / "class", tmp_path / "roster.csv"
