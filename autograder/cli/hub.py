@@ -24,7 +24,10 @@ def register(sub: Subparsers) -> None:
     up.add_argument("--port", type=port, default=default(deploy.Deployment, "port"),
                     help="the proxy's port (default %(default)s)")  # fmt: skip
     up.add_argument("--host", default=default(deploy.Deployment, "host"),
-                    help="the address the proxy is published on (default %(default)s: this machine only)")  # fmt: skip
+                    help="the address the proxy is published on (default %(default)s: this machine only; any "
+                    "other needs --tls-cert and --tls-key)")  # fmt: skip
+    up.add_argument("--tls-cert", type=Path, help="a PEM certificate for the name students use: the proxy speaks HTTPS")
+    up.add_argument("--tls-key", type=Path, help="the certificate's PEM key")
     down = actions.add_parser("down", help="stop the class; its state stays in the class directory")
     for action in (up, down):
         action.add_argument("--class", dest="class_dir", type=Path,
@@ -40,5 +43,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.variant not in images.VARIANTS:
         raise deploy.HubError(f"unknown variant {args.variant}")
-    deploy.up(deploy.Deployment(classdir, checkout, args.variant, args.host, args.port), args.roster)
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise deploy.HubError("--tls-cert and --tls-key go together: a certificate and its key")
+    tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
+    deploy.up(deploy.Deployment(classdir, checkout, args.variant, args.host, args.port, tls), args.roster)
     return 0

@@ -16,6 +16,7 @@ worker. State lives in the class directory (``delivery/classdir.py``): ``up`` ag
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import time
@@ -58,6 +59,7 @@ class Deployment:
     variant: str = "cpu"
     host: str = "127.0.0.1"
     port: int = 8000
+    tls: tuple[Path, Path] | None = None  # (certificate, key) the proxy serves HTTPS with
 
     @property
     def name(self) -> str:
@@ -73,7 +75,16 @@ class Deployment:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}/"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}/"
+
+    def check_published(self) -> None:
+        """Beyond this machine, the proxy must speak HTTPS: passwords and tokens cross the network."""
+        if self.tls is None and not _loopback(self.host):
+            raise HubError(f"publishing the class on {self.host} needs TLS: pass --tls-cert and --tls-key (a "
+                           "certificate for the name students use), or keep 127.0.0.1 behind a TLS reverse proxy")  # fmt: skip
+        for path in self.tls or ():
+            if not path.is_file():
+                raise HubError(f"no TLS file at {path}: --tls-cert and --tls-key take a PEM certificate and its key")
 
     @property
     def labels(self) -> dict[str, str]:
@@ -85,6 +96,7 @@ class Deployment:
 
 def up(deployment: Deployment, roster_file: Path | None, say: Say = print) -> None:
     """Start (or complete) the class; what already runs is left running."""
+    deployment.check_published()
     members = roster.read(roster_file) if roster_file is not None else None
     hub_dir = deployment.classdir.root / "hub"
     if members is None and not (hub_dir / "roster.json").is_file():
@@ -110,6 +122,13 @@ def up(deployment: Deployment, roster_file: Path | None, say: Say = print) -> No
     _start(client, say, f"{deployment.name}-hub", wait_healthy, **hub_options(deployment, student_image, hub_net))
     say(f"the class is up at {deployment.url} (state in {classdir.root}); release an assignment with "
         f"`jaxcourse release A --class {classdir.root}`")  # fmt: skip
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may resolve anywhere
+        return False
 
 
 def _source_repo() -> Path:
@@ -232,6 +251,8 @@ def hub_options(deployment: Deployment, student_image: str, network: str) -> dic
     config = deployment.checkout.root / CONFIG
     if config.is_file():
         volumes[str(config)] = {"bind": f"/etc/jaxcourse/{CONFIG}", "mode": "ro"}
+    for path, name in zip(deployment.tls or (), ("cert.pem", "key.pem")):
+        volumes[str(path.resolve())] = {"bind": f"/etc/jaxcourse/tls/{name}", "mode": "ro"}
     return {
         "image": HUB_IMAGE, "network": network, "ports": {"8000/tcp": (deployment.host, deployment.port)},
         "working_dir": f"{root}/hub", "volumes": volumes, "labels": deployment.labels,

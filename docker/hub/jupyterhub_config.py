@@ -27,11 +27,17 @@ IMAGE = env["JAXCOURSE_IMAGE"]
 PREFIX = env["JAXCOURSE_PREFIX"]  # students' containers are named PREFIX-<username>
 COURSE_ROOT = env.get("JAXCOURSE_COURSE_ROOT", "")  # the instructor's checkout, for instructors' servers
 STUDENT_HOME = "/home/jovyan/work"
+EXCHANGE_PORT = 10101
 
 # ---- the hub and its proxy -------------------------------------------------------------------
 # The proxy (started by the hub, in this container) is the only port published, by `hub up`, on
 # 127.0.0.1 unless told otherwise. The hub's own API listens on the class network only.
-c.JupyterHub.bind_url = "http://0.0.0.0:8000"
+# With a certificate (`hub up --tls-cert/--tls-key`, required to publish beyond this machine) the
+# proxy speaks HTTPS; the class network inside stays plain HTTP (the hub API, the exchange).
+TLS = Path("/etc/jaxcourse/tls")
+if (TLS / "cert.pem").is_file():
+    c.JupyterHub.ssl_cert, c.JupyterHub.ssl_key = str(TLS / "cert.pem"), str(TLS / "key.pem")
+c.JupyterHub.bind_url = f"{'https' if (TLS / 'cert.pem').is_file() else 'http'}://0.0.0.0:8000"
 c.JupyterHub.hub_bind_url = "http://0.0.0.0:8081"
 c.JupyterHub.hub_connect_url = f"http://{HUB_NAME}:8081"
 c.JupyterHub.db_url = f"sqlite:///{CLASS_DIR / 'hub' / 'jupyterhub.sqlite'}"
@@ -80,7 +86,7 @@ c.DockerSpawner.extra_host_config = {
 c.DockerSpawner.extra_create_kwargs = {"healthcheck": {"interval": 30 * 10**9}}
 c.DockerSpawner.environment = {
     # The exchange, through the proxy; the server's own hub token identifies the student.
-    "JAXCOURSE_EXCHANGE_URL": f"http://{HUB_NAME}:8000/services/exchange/",
+    "JAXCOURSE_EXCHANGE_URL": f"http://{HUB_NAME}:{EXCHANGE_PORT}/services/exchange/",
 }
 c.Spawner.default_url = "/lab/tree/START_HERE.md"
 c.Spawner.start_timeout = 120
@@ -134,10 +140,16 @@ c.Spawner.pre_spawn_hook = prepare_server
 # ---- services -------------------------------------------------------------------------------------
 c.JupyterHub.services = [
     {
+        # Reached by the proxy on 127.0.0.1 and by students' servers on the class network, at the
+        # same port: plain HTTP inside, whatever the proxy speaks outside.
         "name": "exchange",
-        "url": "http://127.0.0.1:10101",
+        "url": f"http://127.0.0.1:{EXCHANGE_PORT}",
         "command": [sys.executable, "-m", "autograder.delivery.exchange.service"],
-        "environment": {"JAXCOURSE_CLASS_DIR": str(CLASS_DIR), "JAXCOURSE_CONFIG_DIR": "/etc/jaxcourse"},
+        "environment": {
+            "JAXCOURSE_CLASS_DIR": str(CLASS_DIR),
+            "JAXCOURSE_CONFIG_DIR": "/etc/jaxcourse",
+            "JAXCOURSE_EXCHANGE_BIND": "0.0.0.0",
+        },
     },
     {
         "name": "idle-culler",

@@ -219,8 +219,8 @@ def main() -> None:
     app = make_app(store, Path(os.environ.get("JAXCOURSE_CONFIG_DIR", "/etc/jaxcourse")),
                    os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/exchange/"))  # fmt: skip
 
-    async def serve() -> None:
-        app.listen(url.port or 80, url.hostname or "127.0.0.1")
+    async def serve() -> None:  # the hub names where it reaches the service; the class, where students do
+        app.listen(url.port or 80, os.environ.get("JAXCOURSE_EXCHANGE_BIND") or url.hostname or "127.0.0.1")
         await asyncio.Event().wait()
 
     asyncio.run(serve())
