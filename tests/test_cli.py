@@ -51,7 +51,10 @@ def run(*args: str, cwd: Path, timeout: float = 600, expected: Path | None = Non
         (["release-feedback", ASSIGNMENT], "no feedback under"),
         (["hub", "up", "--roster", "/no/roster.csv"], "no roster at /no/roster.csv"),
         (["hub", "up", "--class", "/tmp/jaxcourse-no-class"], "no roster installed in /tmp/jaxcourse-no-class"),
-        (["hub", "up", "--host", "0.0.0.0"], "publishing the class on 0.0.0.0 needs TLS: pass --tls-cert and --tls-key"),
+        (
+            ["hub", "up", "--host", "0.0.0.0"],
+            "publishing the class on 0.0.0.0 needs TLS: pass --tls-cert and --tls-key",
+        ),
         (["hub", "up", "--tls-cert", "/no/cert.pem"], "--tls-cert and --tls-key go together"),
         (["hub", "up", "--tls-cert", "/no/c.pem", "--tls-key", "/no/k.pem"], "no TLS file at /no/c.pem"),
     ],

@@ -40,6 +40,7 @@ GRACE = 5.0  # seconds the inside watchdog waits beyond the grader's, so the gra
 LOG_BYTES = "1m"  # Docker keeps at most this much of a container's output
 POLL = 0.25  # seconds between the watchdog's looks at the container
 MAX_OUT_BYTES = MAX_RESULTS_BYTES + MAX_ARTIFACTS_BYTES  # more is refused anyway; stop it early
+MAX_OUT_ENTRIES = 64  # the runner writes four files; a submission that writes many is stopped
 
 
 class DockerSandbox:
@@ -77,6 +78,16 @@ class DockerSandbox:
         phases["container remove"] = time.perf_counter() - stopped
         return replace(outcome, started_at=started_at, phases=phases)
 
+    def clear(self, path: Path) -> None:
+        """Remove ``path``'s contents as the container's user, who owns what the code wrote and
+        may have locked (a folder of mode 0 that the grader's user cannot open)."""
+        path.chmod(0o777)  # the grader's own folder: the container's user may now remove its entries
+        script = "chmod -R u+rwX /scratch 2>/dev/null; rm -rf /scratch/* /scratch/.[!.]* /scratch/..?*"
+        with running(self.client, image=self.image, entrypoint=["sh", "-c", script], command=[], user="1000:100",
+                     volumes=[f"{path}:/scratch:rw"], network_mode="none", cap_drop=["ALL"],
+                     security_opt=["no-new-privileges"], labels={LABEL: self.owner}) as container:  # fmt: skip
+            container.wait(timeout=120)
+
     def _wait(self, container: Container, out: Path, timeout: float) -> Outcome:
         """How the container ended; killed past ``timeout`` or when it writes too much."""
         import requests.exceptions
@@ -91,9 +102,9 @@ class DockerSandbox:
             if time.monotonic() > deadline:
                 kill(container)
                 return Outcome("timeout", None, _logs(container))
-            if _written(out) > MAX_OUT_BYTES:
+            reason = _overfilled(out)
+            if reason:
                 kill(container)
-                reason = f"wrote more than {MAX_OUT_BYTES >> 20} MB into its results directory"
                 return Outcome("invalid", None, _logs(container), reason)
         container.reload()
         if container.attrs["State"].get("OOMKilled"):
@@ -145,16 +156,23 @@ class DockerSandbox:
         }
 
 
-def _written(out: Path) -> int:
-    """Bytes under ``out``: the one host directory the container can fill."""
-    total = 0
-    for root, _, files in os.walk(out):
+def _overfilled(out: Path) -> str:
+    """Why ``out``, the one host directory the container can write, holds too much: more bytes
+    than results may, or more entries (files, folders, links) than the runner ever writes; else
+    ''. Counting stops at the limit, so a million empty files cost one look, not a million."""
+    total, entries = 0, 0
+    for root, folders, files in os.walk(out):
+        entries += len(folders) + len(files)
+        if entries > MAX_OUT_ENTRIES:
+            return f"wrote more than {MAX_OUT_ENTRIES} files into its results directory"
         for name in files:
             try:
                 total += os.lstat(os.path.join(root, name)).st_size
             except OSError:
                 pass  # removed while we looked
-    return total
+    if total > MAX_OUT_BYTES:
+        return f"wrote more than {MAX_OUT_BYTES >> 20} MB into its results directory"
+    return ""
 
 
 def _open_for_container(folder: Path) -> None:

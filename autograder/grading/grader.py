@@ -46,6 +46,7 @@ from .plan import plan
 from .references import Provider
 from .report import Report
 from .sandbox import CompileCache, Outcome, ProcessSandbox, Sandbox, last_line
+from .scratch import scratch
 from .seal import HiddenPhase
 from .trusted_worker import MeshDiffers, TrustedWorker, WorkerStopped, evaluation
 
@@ -180,8 +181,8 @@ class Grader:
             threading.Thread(target=self._references_ahead, daemon=True).start()
         with watch.phase("sandbox compile cache"):  # filled by the first submission's grading too
             cache = self.sandbox_cache
-        with tempfile.TemporaryDirectory(prefix=f"jaxcourse-{student}-") as tmp:
-            report = self._grade_cells(student, nbio.code_cells(nb, self.source), Path(tmp), watch, cache)
+        with scratch(f"jaxcourse-{student}-", self.sandbox) as tmp:
+            report = self._grade_cells(student, nbio.code_cells(nb, self.source), tmp, watch, cache)
         report.fingerprint, report.profile = fingerprint, watch
         return report
 

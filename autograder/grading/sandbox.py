@@ -64,6 +64,10 @@ class Sandbox(Protocol):
 
     def run(self, job: Path, out: Path, timeout: float, cache: CompileCache | None = None) -> Outcome: ...
 
+    def clear(self, path: Path) -> None:
+        """Remove what the code inside left under ``path`` that the grader's user cannot."""
+        ...
+
 
 def exit_reason(code: int | None) -> str:
     """An exit status in words: ``-11`` or ``139`` (a shell's 128 + 11) is a segmentation fault."""
@@ -158,3 +162,6 @@ class ProcessSandbox:
         argv = runner_argv(sys.executable, job, out, "-S")
         env = {**clean_env(home), "PYTHONPATH": untrusted_pythonpath(), **(cache.env(str(cache.path)) if cache else {})}
         return run_process(argv, home, env, timeout, job.parent / "runner.log")
+
+    def clear(self, path: Path) -> None:
+        """Nothing to add: the code ran as the grader's own user, who can remove all it wrote."""

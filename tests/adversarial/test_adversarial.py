@@ -41,6 +41,7 @@ NOT_IN_SNAPSHOT = {
     "poisons_compile_cache": "added with the class's compile cache (issue 17), to prove no container can write it",
     "leaks_hidden_cases": "added with the sealed first phase (issue 23), to prove no hidden case reaches a student",
     "replays_shipped_records": "added with the shipped records (issue 23), to prove they answer no graded case",
+    "floods_results_with_files": "added with the watchdog's entry count (issue 24), to prove a million files stop",
 }
 # The hidden cases' meshes of 01_collectives (its visible ones are 8:i and 2x4:x,y): what no student
 # may read in a report's visible words or in a feedback page.
@@ -174,3 +175,20 @@ def test_submissions_are_unchanged_on_disk(graded):
 
 def test_no_sandbox_container_outlives_the_run(graded, client):
     assert client.containers.list(all=True, filters={"label": LABEL}) == []
+
+
+def test_the_sandbox_clears_what_its_containers_user_locked(cpu_image, client, tmp_path):
+    """A folder of mode 0 that a submission's code made in its results: the grader's own user may
+    not open it (unless root), and the sandbox's clear removes it as the container's user."""
+    from autograder.grading.docker_sandbox import DockerSandbox
+    from autograder.grading.limits import Limits
+
+    folder = tmp_path / "scratch"
+    (folder / "out").mkdir(parents=True)
+    (folder / "out").chmod(0o777)
+    script = "mkdir /out/locked && touch /out/locked/inside && chmod 0 /out/locked"
+    client.containers.run(cpu_image, entrypoint=["sh", "-c", script], command=[], user="1000:100", remove=True,
+                          volumes=[f"{folder / 'out'}:/out:rw"], network_mode="none")  # fmt: skip
+    assert (folder / "out" / "locked").stat().st_uid == 1000
+    DockerSandbox(cpu_image, Limits(), client).clear(folder)
+    assert list(folder.iterdir()) == []

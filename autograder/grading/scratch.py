@@ -1,0 +1,48 @@
+"""A submission's scratch folder (its job, its results, the grader's copies), removed however its
+grading ends, whatever the sandbox left in it, and never with an exception: one student's
+leftovers are said, not a class's end."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .sandbox import Sandbox
+
+
+@contextlib.contextmanager
+def scratch(prefix: str, sandbox: Sandbox) -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield path
+    finally:
+        clear(path, sandbox)
+
+
+def clear(path: Path, sandbox: Sandbox) -> None:
+    """Remove ``path``: folders the sandbox locked are opened first; what the grader's own user
+    still cannot remove (another user's files) the sandbox removes its own way; what stays even
+    then is said on stderr."""
+    shutil.rmtree(path, onerror=_opened_and_again)
+    if path.exists():
+        with contextlib.suppress(Exception):  # the sandbox's own way may fail too: say, go on
+            sandbox.clear(path)
+        shutil.rmtree(path, ignore_errors=True)
+    if path.exists():
+        print(f"jaxcourse: could not remove {path}: remove it by hand", file=sys.stderr)
+
+
+def _opened_and_again(function: Any, name: str, error: Any) -> None:
+    """rmtree's retry: the entry's folder (and the entry, if a folder) made writable, then once more."""
+    with contextlib.suppress(OSError):
+        for folder in {os.path.dirname(name), name}:
+            if os.path.isdir(folder) and not os.path.islink(folder):
+                os.chmod(folder, stat.S_IRWXU)
+        function(name)
