@@ -255,6 +255,7 @@ def hub_options(deployment: Deployment, student_image: str, network: str) -> dic
         volumes[str(path.resolve())] = {"bind": f"/etc/jaxcourse/tls/{name}", "mode": "ro"}
     return {
         "image": HUB_IMAGE, "network": network, "ports": {"8000/tcp": (deployment.host, deployment.port)},
+        "mem_limit": settings.hub_memory, "memswap_limit": settings.hub_memory,
         "working_dir": f"{root}/hub", "volumes": volumes, "labels": deployment.labels,
         "environment": {
             "JAXCOURSE_CLASS_DIR": root, "JAXCOURSE_HUB_NAME": f"{deployment.name}-hub",

@@ -26,6 +26,7 @@ class HubSettings:
     pids: int = 2048  # each student's server
     idle_timeout: int = 3600  # seconds before an idle server is stopped (its work is kept)
     workers: int = 1  # grading worker containers on this host
+    hub_memory: str = "2g"  # the hub's own container: JupyterHub, its proxy and the exchange
     worker_concurrency: int = 0  # submissions each worker grades at once; 0: cores over the CPU quota
 
 
@@ -41,7 +42,7 @@ def load(root: Path) -> HubSettings:
 
 def _check(name: str, value: Any, where: str) -> None:
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if name == "memory":
+    if name in ("memory", "hub_memory"):
         ok, need = isinstance(value, str) and bool(_MEMORY.match(value.lower())), 'a size such as "4g"'
     elif name in ("pids", "idle_timeout", "workers"):
         ok, need = isinstance(value, int) and not isinstance(value, bool) and value >= 1, "a whole number of at least 1"

@@ -11,6 +11,7 @@ import base64
 import datetime
 import socket
 import threading
+import time
 
 import pytest
 import requests
@@ -145,3 +146,33 @@ def test_an_upload_the_store_refuses_is_a_400_and_leaves_nothing(exchange):
         assert got.status_code == 400 and "is not allowed" in got.json()["error"], got.text
     kept = [p for p in store.root.rglob("*") if p.is_file() and "outbound" not in p.parts]
     assert kept == [] and store.submissions() == []
+
+
+def _slow_upload(url: str, user: str) -> socket.socket:
+    """An upload whose body has begun and then waits, holding its place, as a trickling client's."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=10)
+    head = (f"POST {parts.path}/assignments/{A}/submissions HTTP/1.1\r\nHost: x\r\nX-User: {user}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n")  # fmt: skip
+    sock.sendall(head.encode() + b'{"files": {"a.ipynb": "')
+    return sock
+
+
+def test_one_students_uploads_in_flight_are_bounded(exchange):
+    """Half-sent uploads are held in memory: one student may have two at once, a third is refused
+    at once (429) and costs nothing, and others are unaffected; once hers end, she may submit."""
+    url, store, _ = exchange
+    slow = [_slow_upload(url, "eve") for _ in range(service.MAX_UPLOADS_EACH)]
+    try:
+        time.sleep(0.5)  # both under way
+        third = _submit(url, "eve", {f"{A}.ipynb": b"{}"})
+        assert third.status_code == 429 and "too many uploads at once" in third.json()["error"]
+        assert _submit(url, "ada", {f"{A}.ipynb": b"{}"}).status_code == 201
+    finally:
+        for sock in slow:
+            sock.close()
+    time.sleep(0.5)  # the service sees them go
+    assert _submit(url, "eve", {f"{A}.ipynb": b"{}"}).status_code == 201
+    assert [s.student for s in store.submissions()] == ["ada", "eve"]

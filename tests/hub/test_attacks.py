@@ -220,6 +220,31 @@ def test_a_body_of_no_declared_size_is_cut_off_past_the_limit(hub, mallory):
     assert "a submission may hold 2 MB; this one is larger" in answer
 
 
+def test_her_trickling_uploads_hold_two_places_and_no_more(hub, client, mallory):
+    """Half-sent uploads are held in memory: hers hold two places at once, a third is refused at
+    once, and the hub's container has a memory limit whatever else gets through."""
+
+    def trickle() -> socket.socket:
+        sock = socket.create_connection(("127.0.0.1", hub["port"]), timeout=30)
+        sock.sendall((f"POST {EXCHANGE}/assignments/{ASSIGNMENT}/submissions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                      f"Authorization: token {mallory.token}\r\nContent-Type: application/json\r\n"
+                      f"Content-Length: 1000000\r\n\r\n").encode() + b'{"files": {"a.ipynb": "')  # fmt: skip
+        return sock
+
+    held = [trickle(), trickle()]
+    try:
+        time.sleep(1)
+        third = trickle()
+        answer = third.recv(65536).decode(errors="replace")
+        third.close()
+        assert " 429 " in answer.splitlines()[0] and "too many uploads at once" in answer, answer[:300]
+    finally:
+        for sock in held:
+            sock.close()
+    limits = client.containers.get(f"{hub['name']}-hub").attrs["HostConfig"]
+    assert limits["Memory"] > 0 and limits["MemorySwap"] == limits["Memory"]
+
+
 def test_her_junk_is_graded_as_what_it_is(hub, mallory):
     """What she did submit was recorded, invalid, with the reason: nothing she sent stops the class."""
     journal = hub["classdir"] / "graded" / "recorded.jsonl"

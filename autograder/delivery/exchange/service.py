@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from jupyterhub.services.auth import HubAuthenticated
 from tornado import web
@@ -38,6 +38,9 @@ ASSIGNMENT = r"([A-Za-z0-9][A-Za-z0-9_.-]{0,63})"
 JSON_OVERHEAD = 64 << 10  # the JSON around a submission's base64 files
 LINGER = 8 << 20  # bytes of a refused body read and dropped before its connection is closed
 LINGER_S = 10.0  # seconds the same
+MAX_UPLOADS_EACH = 2  # one student's uploads in flight at once
+MAX_UPLOADS = 16  # everyone's: what the service holds in memory is bounded by this many bodies
+BODY_TIMEOUT = 120.0  # seconds a body may take to arrive; a trickling upload is cut off
 
 
 class Handler(HubAuthenticated, web.RequestHandler):  # type: ignore[misc]  # jupyterhub is untyped
@@ -89,11 +92,17 @@ class Submissions(Handler):
     """A body larger than the limit is refused as soon as that is known (by its declared size,
     before any of it is read, or once it has grown past the limit) and never kept."""
 
+    uploading: ClassVar[dict[str, int]] = {}  # student -> uploads of theirs in flight, in this process
+
     def prepare(self) -> None:
         super().prepare()
         self.assignment = self.path_args[0]
         if self.assignment not in self.store.released():
             raise web.HTTPError(404, f"{self.assignment} has not been released")
+        if self.uploading.get(self.student, 0) >= MAX_UPLOADS_EACH or sum(self.uploading.values()) >= MAX_UPLOADS:
+            raise web.HTTPError(429, "too many uploads at once: wait for the one under way, then submit again")
+        self.uploading[self.student] = self.uploading.get(self.student, 0) + 1
+        self.counted = True
         self.limit = self.rules(self.assignment).max_bytes
         self.allowed = self.limit * 4 // 3 + JSON_OVERHEAD
         self.body, self.dropped, self.refused = bytearray(), 0, False
@@ -103,6 +112,20 @@ class Submissions(Handler):
         declared = int(self.request.headers.get("Content-Length", "0") or 0)
         if declared > self.allowed:
             self.refuse(f"a submission may hold {self.limit >> 20} MB; this one is {declared >> 20} MB")
+
+    def on_finish(self) -> None:
+        self._uncount()
+
+    def on_connection_close(self) -> None:  # a client that went away mid-body
+        self._uncount()
+        super().on_connection_close()
+
+    def _uncount(self) -> None:
+        if getattr(self, "counted", False):
+            self.counted = False
+            self.uploading[self.student] -= 1
+            if not self.uploading[self.student]:
+                del self.uploading[self.student]
 
     def refuse(self, message: str) -> None:
         """Answer 413 now, then read and drop at most LINGER more bytes (for LINGER_S at most)
@@ -220,7 +243,8 @@ def main() -> None:
                    os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/exchange/"))  # fmt: skip
 
     async def serve() -> None:  # the hub names where it reaches the service; the class, where students do
-        app.listen(url.port or 80, os.environ.get("JAXCOURSE_EXCHANGE_BIND") or url.hostname or "127.0.0.1")
+        app.listen(url.port or 80, os.environ.get("JAXCOURSE_EXCHANGE_BIND") or url.hostname or "127.0.0.1",
+                   body_timeout=BODY_TIMEOUT, idle_connection_timeout=BODY_TIMEOUT)  # fmt: skip
         await asyncio.Event().wait()
 
     asyncio.run(serve())
