@@ -1,16 +1,17 @@
 """``jaxcourse hub up`` and ``hub down``: a class on this Docker host.
 
-Two networks and four kinds of container, all named after the class (``jaxcourse-<class>``):
+Networks and four kinds of container, all named after the class (``jaxcourse-<class>``):
 
     <name>-hub       JupyterHub and its proxy; the proxy's port is the only one published, on
-                     127.0.0.1 unless told otherwise; on the class network, with the students'
-    <name>-lab-<u>   each student's server (spawned by the hub), on the class network
+                     127.0.0.1 unless told otherwise; on the hub network, and on every server's
+    <name>-lab-<u>   each user's server (spawned by the hub), alone on its own internal network
+                     <name>-lab-<u>-net with the hub's container (``hub/networks.py``)
     <name>-redis     the grading queue, on the queue network only (internal: no way out, never published)
     <name>-grading   the grading service (the one recorder), on the queue network only
     <name>-worker-N  grading workers, on the queue network only, each with the Docker engine
 
-A student's server can reach the hub and the proxy, never the queue, the grading service or a
-worker. State lives in the class directory (``delivery/classdir.py``): ``up`` again after
+A student's server can reach the hub's container (its API, the proxy, the exchange) and nothing
+else: not the host, a classmate's server, the queue, the grading service or a worker. State lives in the class directory (``delivery/classdir.py``): ``up`` again after
 ``down``, a reboot or an upgrade finds every student's work, submission and grade where it was.
 """
 
@@ -32,7 +33,7 @@ from ..delivery.classdir import ClassDir
 from ..grading import images
 from ..queue.app import BROKER_ENV
 from ..queue.jobs import KEY_ENV
-from . import roster
+from . import networks, roster
 from .images import HUB_IMAGE, REDIS_IMAGE, build_hub, build_redis
 from .settings import HubSettings
 from .settings import load as load_settings
@@ -120,6 +121,7 @@ def up(deployment: Deployment, roster_file: Path | None, say: Say = print) -> No
         _start(client, say, f"{deployment.name}-worker-{number}", None,
                **worker_options(deployment, grading_image, queue_net, number))  # fmt: skip
     _start(client, say, f"{deployment.name}-hub", wait_healthy, **hub_options(deployment, student_image, hub_net))
+    _rejoin(client, deployment)
     say(f"the class is up at {deployment.url} (state in {classdir.root}); release an assignment with "
         f"`jaxcourse release A --class {classdir.root}`")  # fmt: skip
 
@@ -135,6 +137,16 @@ def _source_repo() -> Path:
     """The checkout this package runs from, whose docker/ folder holds the services' recipes."""
     here = Path(__file__).resolve().parents[2]
     return here if (here / "docker" / "hub" / "Dockerfile").is_file() else images.find_repo()
+
+
+def _rejoin(client: DockerClient, deployment: Deployment) -> None:
+    """A hub container made anew (its old one had gone) joins the networks of the servers that
+    still run, so that they are in its reach again (``hub/networks.py``)."""
+    hub = f"{deployment.name}-hub"
+    for network in client.networks.list(filters={"label": [f"{LABEL}={deployment.name}", networks.USER_LABEL]}):
+        network.reload()
+        if not any(c.name == hub for c in network.containers):
+            network.connect(hub)
 
 
 def _network(client: DockerClient, name: str, owner: str, internal: bool) -> str:
@@ -263,6 +275,7 @@ def hub_options(deployment: Deployment, student_image: str, network: str) -> dic
             "JAXCOURSE_PREFIX": f"{deployment.name}-lab", "JAXCOURSE_COURSE_ROOT": str(deployment.checkout.root),
             "JAXCOURSE_MEM_LIMIT": settings.memory, "JAXCOURSE_CPU_LIMIT": str(settings.cpus),
             "JAXCOURSE_PIDS_LIMIT": str(settings.pids), "JAXCOURSE_IDLE_TIMEOUT": str(settings.idle_timeout),
+            "JAXCOURSE_CLASS_NAME": deployment.name, "JAXCOURSE_SERVER_SUBNETS": settings.server_subnets,
         },
     }  # fmt: skip
 

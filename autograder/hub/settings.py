@@ -4,6 +4,7 @@ what each student's server may use, when idle servers are stopped, how many grad
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -27,6 +28,7 @@ class HubSettings:
     idle_timeout: int = 3600  # seconds before an idle server is stopped (its work is kept)
     workers: int = 1  # grading worker containers on this host
     hub_memory: str = "2g"  # the hub's own container: JupyterHub, its proxy and the exchange
+    server_subnets: str = "10.213.0.0/16"  # each server's network takes a /28 of it (4096 servers)
     worker_concurrency: int = 0  # submissions each worker grades at once; 0: cores over the CPU quota
 
 
@@ -40,6 +42,13 @@ def load(root: Path) -> HubSettings:
     return replace(HubSettings(), **table)
 
 
+def _subnet(value: Any) -> bool:
+    try:
+        return isinstance(value, str) and ipaddress.IPv4Network(value).prefixlen <= 28
+    except ValueError:
+        return False
+
+
 def _check(name: str, value: Any, where: str) -> None:
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if name in ("memory", "hub_memory"):
@@ -51,6 +60,8 @@ def _check(name: str, value: Any, where: str) -> None:
             isinstance(value, int) and not isinstance(value, bool) and value >= 0,
             "a whole number, 0 for automatic",
         )
+    elif name == "server_subnets":
+        ok, need = _subnet(value), 'an IPv4 network such as "10.213.0.0/16", /28 or wider'
     else:
         ok, need = number and value > 0, "a positive number"
     if not ok:

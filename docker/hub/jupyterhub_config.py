@@ -17,6 +17,10 @@ import os
 import sys
 from pathlib import Path
 
+import docker
+
+from autograder.hub import networks
+
 c = get_config()  # noqa: F821 (JupyterHub provides it)
 env = os.environ
 
@@ -26,6 +30,8 @@ NETWORK = env["JAXCOURSE_NETWORK"]
 IMAGE = env["JAXCOURSE_IMAGE"]
 PREFIX = env["JAXCOURSE_PREFIX"]  # students' containers are named PREFIX-<username>
 COURSE_ROOT = env.get("JAXCOURSE_COURSE_ROOT", "")  # the instructor's checkout, for instructors' servers
+CLASS_NAME = env.get("JAXCOURSE_CLASS_NAME", HUB_NAME.removesuffix("-hub"))  # labels what the class owns
+SUBNETS = env.get("JAXCOURSE_SERVER_SUBNETS", "10.213.0.0/16")  # each server's network takes a /28
 STUDENT_HOME = "/home/jovyan/work"
 EXCHANGE_PORT = 10101
 
@@ -63,7 +69,7 @@ c.RosterAuthenticator.roster_file = str(CLASS_DIR / "hub" / "roster.json")
 # ---- each student's server ----------------------------------------------------------------------
 c.JupyterHub.spawner_class = "dockerspawner.DockerSpawner"
 c.DockerSpawner.image = IMAGE
-c.DockerSpawner.network_name = NETWORK
+c.DockerSpawner.network_name = NETWORK  # replaced, for each server, by its own (prepare_server)
 c.DockerSpawner.use_internal_ip = True
 c.DockerSpawner.name_template = PREFIX + "-{username}"
 c.DockerSpawner.remove = True  # a stopped server's container goes; the work folder stays
@@ -95,8 +101,14 @@ c.Spawner.http_timeout = 120
 c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server", "access:services!service=exchange"]
 
 
+def network_of(spawner):
+    return f"{PREFIX}-{spawner.user.name}-net"
+
+
 def prepare_server(spawner):
-    """Before a server starts: its work folder exists and belongs to the container's user.
+    """Before a server starts: its own network, with the hub's container in it and nothing else
+    (a classmate's server, the host, the queue: all out of reach); its work folder exists and
+    belongs to the container's user.
 
     A student's server runs as uid 1000 and mounts their own folder only. An instructor's server
     runs as the owner of the class directory (as the grading service does: the gradebook and
@@ -105,6 +117,8 @@ def prepare_server(spawner):
     scratch space at the same path as on the host, so that `jaxcourse grade --class` runs its
     sandboxes from there. The engine makes that server as powerful as the host's root: only
     instructors get it."""
+    spawner.network_name = networks.attach(docker.from_env(), network_of(spawner), HUB_NAME,
+                                           {"jaxcourse.class": CLASS_NAME}, SUBNETS, spawner.user.name)  # fmt: skip
     owner = CLASS_DIR.stat()
     instructor = spawner.user.admin and COURSE_ROOT
     uid, gid = (owner.st_uid, owner.st_gid) if instructor else (1000, 100)
@@ -136,6 +150,14 @@ def prepare_server(spawner):
 
 
 c.Spawner.pre_spawn_hook = prepare_server
+
+
+def release_server(spawner):
+    """After a server stops, its network goes (made again at its next start)."""
+    networks.detach(docker.from_env(), network_of(spawner), HUB_NAME)
+
+
+c.Spawner.post_stop_hook = release_server
 
 # ---- services -------------------------------------------------------------------------------------
 c.JupyterHub.services = [

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import re
 import socket
-import threading
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ from autograder.grading.docker_sandbox import LABEL
 
 from ..helpers import snapshot
 from ..helpers.course import ASSIGNMENT, NOTEBOOK, copy_course, full_marks, solved_notebook, total, write_submission
+from ..helpers.network import Listener
 from ..helpers.submissions import WrongSubmission, adversarial_cases
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -46,25 +46,6 @@ NOT_IN_SNAPSHOT = {
 # The hidden cases' meshes of 01_collectives (its visible ones are 8:i and 2x4:x,y): what no student
 # may read in a report's visible words or in a feedback page.
 HIDDEN_MESH = re.compile(r"4x2|'x': 4|\(1, 5\)|\(4, 2, 2\)")
-
-
-class Listener:
-    """A TCP server on every address of this machine that remembers who connected."""
-
-    def __init__(self) -> None:
-        self.server = socket.create_server(("0.0.0.0", 0))
-        self.port = self.server.getsockname()[1]
-        self.connections: list[str] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, peer = self.server.accept()
-            except OSError:
-                return
-            self.connections.append(peer[0])
-            conn.close()
 
 
 def _host_ip() -> str:

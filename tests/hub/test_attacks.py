@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import socket
+import subprocess
 import time
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from ..helpers.classroom import wait_for
 from ..helpers.course import ASSIGNMENT, NOTEBOOK, release_notebook
 from ..helpers.malformed import KINDS
+from ..helpers.network import Listener
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 EXCHANGE = "/services/exchange/api"
@@ -149,7 +151,62 @@ print(json.dumps({{"redis": connect("{name}-redis", 6379), "grading": connect("{
 """
     seen = _in_her_server(her_container, probe)
     assert seen["redis"] == seen["grading"] == seen["worker"] == "gaierror"  # not even a name on her network
-    assert seen["bob"] == 403, seen  # bob's server answers her, and refuses her token
+    assert seen["bob"] == "URLError", seen  # bob's server is on a network of its own: no name, no route
+
+
+def test_her_server_reaches_the_hub_and_nothing_else(hub, client, mallory, her_container):
+    """From inside her container: the hub's API, its proxy and the exchange answer. A listener on
+    the host (tried at the host's side of her network's bridge, of the hub's, and of Docker's
+    default bridge), a classmate's server and a decoy on a network of the test's own are out of
+    reach, and her default route goes through an address that no interface of the host holds."""
+    name = hub["name"]
+    bob = client.containers.get(f"{name}-lab-bob")
+    bob_ip = next(iter(bob.attrs["NetworkSettings"]["Networks"].values()))["IPAddress"]
+    listener = Listener()
+    gateways = sorted({c["Gateway"] for n in client.networks.list(names=[f"{name}-lab-mallory-net", f"{name}-hub", "bridge"])
+                       for c in n.attrs["IPAM"]["Config"] or [] if c.get("Gateway")})  # fmt: skip
+    decoy_net = client.networks.create(f"{name}-test-decoy", driver="bridge")
+    decoy = client.containers.run(her_container.image.id, ["python3", "-m", "http.server", "8080"], detach=True,
+                                  network=decoy_net.name, entrypoint=[], user="1000:100")  # fmt: skip
+    try:
+        decoy.reload()
+        decoy_ip = decoy.attrs["NetworkSettings"]["Networks"][decoy_net.name]["IPAddress"]
+        targets = {
+            **{f"host {g}": [g, listener.port] for g in gateways},
+            "bob": [bob_ip, 8888],
+            "decoy": [decoy_ip, 8080],
+        }
+        seen = _in_her_server(
+            her_container,
+            f"""
+import json, os, socket, urllib.request, urllib.error
+def connect(host, port):
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+        return "connected"
+    except OSError as err:
+        return type(err).__name__
+def http(url):
+    req = urllib.request.Request(url, headers={{"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]}})
+    try:
+        return urllib.request.urlopen(req, timeout=20).status
+    except urllib.error.HTTPError as err:
+        return err.code
+route = [line.split() for line in open("/proc/net/route").read().splitlines()[1:]]
+gateway = next((socket.inet_ntoa(int(r[2], 16).to_bytes(4, "little")) for r in route if r[1] == "00000000"), None)
+print(json.dumps({{"reached": {{k: connect(*v) for k, v in {targets!r}.items()}}, "gateway": gateway,
+                  "api": http("http://{name}-hub:8081/hub/api/"), "proxy": http("http://{name}-hub:8000/hub/api/"),
+                  "exchange": http(os.environ["JAXCOURSE_EXCHANGE_URL"].rstrip("/") + "/api/assignments")}}))
+""",
+        )
+    finally:
+        decoy.remove(force=True)
+        decoy_net.remove()
+    assert (seen["api"], seen["proxy"], seen["exchange"]) == (200, 200, 200), seen
+    assert all(result != "connected" for result in seen["reached"].values()), seen
+    assert listener.connections == []
+    host_addresses = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True).stdout
+    assert seen["gateway"] is None or f" {seen['gateway']}/" not in host_addresses, (seen["gateway"], host_addresses)
 
 
 @pytest.mark.parametrize("kind", [k for k in KINDS if k.name in ("not_utf8", "truncated", "nbgrader_is_text")],

@@ -1,0 +1,78 @@
+"""Each user's server on a network of its own, which the hub's container joins, and nothing else.
+
+The network is internal (Docker adds no way out) and its bridge holds no address of the host's
+(``inhibit_ipv4``): a server can reach the hub's container (its API, its proxy, the exchange) and
+nothing else, not the host through the gateway, not a classmate's server, not the queue. Docker
+still writes a default route in the server's routing table, through the gateway address; no
+interface holds that address, so the route leads nowhere. Each network takes a /28 from the
+class's pool (``[hub] server_subnets``), chosen among those no Docker network uses.
+
+Called from the hub's configuration (``docker/hub/jupyterhub_config.py``) before a server
+starts and after it stops.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import JaxcourseError
+
+if TYPE_CHECKING:
+    from docker.client import DockerClient
+
+PREFIX = 28  # 16 addresses a network: the server, the hub, the gateway no one holds
+INHIBIT = {"com.docker.network.bridge.inhibit_ipv4": "true"}
+USER_LABEL = "jaxcourse.user"
+
+
+class NetworkError(JaxcourseError):
+    """No subnet is left in the class's pool: the message says which setting to widen."""
+
+
+def attach(client: DockerClient, name: str, hub: str, labels: dict[str, str], pool: str, user: str) -> str:
+    """The network ``name`` of ``user``'s server, made when missing, with the hub's container in it."""
+    from docker.types import IPAMConfig, IPAMPool
+
+    network = _named(client, name)
+    if network is None:
+        ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=free_subnet(client, pool))])
+        network = client.networks.create(name, driver="bridge", internal=True, options=INHIBIT, ipam=ipam,
+                                         labels={**labels, USER_LABEL: user})  # fmt: skip
+    network.reload()
+    if not any(c.name == hub for c in network.containers):
+        network.connect(hub)
+    return name
+
+
+def detach(client: DockerClient, name: str, hub: str) -> None:
+    """The hub's container leaves ``name`` and the network goes (its server has stopped)."""
+    from docker.errors import APIError
+
+    network = _named(client, name)
+    if network is None:
+        return
+    try:
+        network.disconnect(hub, force=True)
+        network.remove()
+    except APIError:  # still in use (a server starting again): it stays, and is used again
+        pass
+
+
+def free_subnet(client: DockerClient, pool: str) -> str:
+    """The first /28 of ``pool`` that overlaps no Docker network's subnet."""
+    used = [
+        ipaddress.ip_network(config["Subnet"], strict=False)
+        for network in client.networks.list()
+        for config in (network.attrs.get("IPAM") or {}).get("Config") or []
+        if config.get("Subnet") and ":" not in config["Subnet"]
+    ]
+    for candidate in ipaddress.ip_network(pool).subnets(new_prefix=PREFIX):
+        if not any(candidate.overlaps(u) for u in used):
+            return str(candidate)
+    raise NetworkError(f"no /{PREFIX} is left in {pool} for another server: widen [hub] server_subnets")
+
+
+def _named(client: DockerClient, name: str) -> Any:
+    """The network called exactly ``name`` (Docker's filter also matches names that contain it)."""
+    return next((n for n in client.networks.list(names=[name]) if n.name == name), None)
