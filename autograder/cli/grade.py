@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from .. import specs
 from ..core.course import Course
 from ..delivery.classdir import ClassDir
 from ..grading import classroom
-from ..queue.class_run import on_queue
+from ..queue.class_run import on_queue, through_service
 from .args import Subparsers, broker_url, default, positive
 
 
@@ -21,9 +22,12 @@ def register(sub: Subparsers) -> None:
     grade.add_argument("--out", type=Path, help="where grades.csv and per-student results go")
     grade.add_argument("--jobs", type=positive, default=default(classroom.grade_class, "jobs"),
                        help="submissions graded at once (default: the cores over each sandbox's CPU quota)")  # fmt: skip
-    grade.add_argument("--sandbox", choices=classroom.SANDBOXES, default=default(classroom.grade_class, "sandbox"),
+    grade.add_argument("--sandbox", choices=(*classroom.SANDBOXES, "service"),
+                       default=os.environ.get("JAXCOURSE_SANDBOX") or default(classroom.grade_class, "sandbox"),
                        help="docker (default): a locked-down container per submission, or an error where no "
-                       "engine answers; process: a local process that isolates nothing, for development")  # fmt: skip
+                       "engine answers; process: a local process that isolates nothing, for development; "
+                       "service: the class's grading service and its workers (--class; an instructor's server "
+                       "on a hub, which holds no engine, uses it by default)")  # fmt: skip
     grade.add_argument("--image", default=default(classroom.grade_class, "image"),
                        help="the sandbox's image (default %(default)s, built when missing)")  # fmt: skip
     grade.add_argument("--force", action="store_true", help="grade again what an earlier run already graded")
@@ -43,6 +47,12 @@ def run(args: argparse.Namespace) -> int:
     if args.class_dir is not None:
         course = ClassDir.open(args.class_dir).course(course)
     queue = on_queue(args.broker, course, _say) if args.broker else None
+    if args.sandbox == "service":
+        if args.class_dir is None:
+            raise classroom.SandboxUnavailable(
+                "--sandbox service grades a class through its grading service: --class DIR"
+            )
+        queue = through_service(course)
     result = classroom.grade_class(
         args.assignment, course, args.submissions, args.out, args.jobs, not args.quiet,
         args.sandbox, args.image, args.force, say=_say, queue=queue,

@@ -31,9 +31,10 @@ from ..grading.report import Report
 from ..grading.sandbox import ProcessSandbox
 from ..queue.app import BROKER_ENV, make_app, visibility_timeout
 from ..queue.class_run import job_seconds, report_for
-from ..queue.dispatch import Dispatcher
+from ..queue.dispatch import Dispatcher, Failed
 from ..queue.identity import expected_image, grading_of
-from ..queue.jobs import make_job, outcome_key
+from ..queue.inbox import Inbox
+from ..queue.jobs import Job, Outcome, make_job, outcome_key
 from ..specs import UnknownAssignment
 from . import roster
 
@@ -51,6 +52,11 @@ class GradingService:
     graders: dict[str, Grader] = field(default_factory=dict)
     sent: dict[str, Submission] = field(default_factory=dict)  # job id -> submission
     ignored: set[str] = field(default_factory=set)  # submissions said once to be left alone
+    asked: set[str] = field(default_factory=set)  # ids of the inbox's jobs sent
+
+    @property
+    def inbox(self) -> Inbox:
+        return Inbox.of(self.course.nbgrader_root)
 
     def grader(self, assignment: str) -> Grader:
         """A grader for fingerprints, identities and zero reports: it never runs a notebook here."""
@@ -73,12 +79,39 @@ class GradingService:
                 continue
             with self._alone(submission):
                 recorded += self._send(submission)
+        self._send_asked()
         for job, outcome in self.dispatcher.poll():
-            submission = self.sent.pop(job["id"])
-            with self._alone(submission):
-                self.record(submission, report_for(self.grader(submission.assignment), job, outcome))
-                recorded += 1
+            if job["id"] in self.asked:  # an instructor's server asked for it through the inbox
+                self.asked.discard(job["id"])
+                self._answer(job, outcome)
+            if job["id"] in self.sent:
+                submission = self.sent.pop(job["id"])
+                with self._alone(submission):
+                    self.record(submission, report_for(self.grader(submission.assignment), job, outcome))
+                    recorded += 1
         return recorded
+
+    def _send_asked(self) -> None:
+        """What instructors' servers ask to have graded (``queue/inbox.py``): sent as any job;
+        one that cannot be graded is answered at once with the reason."""
+        for job in self.inbox.asked():
+            if isinstance(job, tuple):
+                job_id, why = job
+                self.inbox.answer(job_id, Report("unknown", "unknown", "invalid", why, []))
+            elif job["id"] not in self.asked:
+                try:
+                    self.grader(job["assignment"])
+                except UnknownAssignment as err:
+                    self.inbox.answer(job["id"], Report(job["student"], job["assignment"], "invalid", str(err), []))
+                    continue
+                self.asked.add(job["id"])
+                self.dispatcher.send(job)
+
+    def _answer(self, job: Job, outcome: Outcome | Failed) -> None:
+        try:
+            self.inbox.answer(job["id"], report_for(self.grader(job["assignment"]), job, outcome))
+        except JaxcourseError as err:
+            self.say(f"jaxcourse grading service: the inbox's job {job['id'][:12]}: {err}")
 
     def _members(self) -> set[str] | None:
         """The roster's names, read on every pass (``hub up --roster`` may change it); None where

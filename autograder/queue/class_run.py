@@ -1,6 +1,7 @@
-"""``jaxcourse grade A --broker URL``: the class graded by the queue's workers, recorded here.
+"""``jaxcourse grade A --broker URL``: the class graded by the queue's workers, recorded here; and
+``--sandbox service``: asked of the class's grading service, which sends it to the same workers.
 
-It plugs into ``grading.classroom.grade_class`` as its way of grading, so the run is the same as
+Each plugs into ``grading.classroom.grade_class`` as its way of grading, so the run is the same as
 a local one in all else: unchanged submissions are skipped, each report is recorded as it
 arrives, the summary is the same.
 """
@@ -19,6 +20,7 @@ from ..grading.submissions import Submission
 from .app import make_app, shown, visibility_timeout
 from .dispatch import Dispatcher, Failed
 from .identity import expected_image, grading_of
+from .inbox import Inbox
 from .jobs import Job, Outcome, make_job, outcome_key, report_of
 
 Say = Callable[[str], None]
@@ -61,11 +63,41 @@ def on_queue(broker: str, course: Course, say: Say = print) -> tuple[GradeMany, 
     return grade_many, f"queue {shown(broker)}"
 
 
+def through_service(course: Course) -> tuple[GradeMany, str]:
+    """A way of grading for ``grade_class`` from an instructor's server, which holds neither the
+    Docker engine nor the queue: each submission is asked of the class's grading service through
+    the class directory (``inbox.py``) and graded by its workers in their sandboxes."""
+    inbox = Inbox.of(course.nbgrader_root)
+    seconds = job_seconds(course)
+
+    def grade_many(grader: Grader, todo: list[Submission]) -> Iterator[tuple[Submission, Report]]:
+        grading = grading_of(grader, expected_image(course.root))
+        asked: dict[str, tuple[Submission, Job]] = {}
+        for submission in todo:
+            try:
+                data = notebooks.gradable(submission.notebook)
+            except notebooks.NotebookError:
+                yield submission, grader.grade(submission.student, submission.notebook)  # says why, runs nothing
+                continue
+            job = make_job(grader.assignment.name, submission.student, data, submission.timestamp, grading)
+            asked[job["id"]] = (submission, job)
+            inbox.ask(job)
+        for job_id, report in inbox.answers(list(asked), seconds * max(1, len(asked))):
+            submission, job = asked[job_id]
+            yield submission, _theirs(grader, job, report)
+
+    return grade_many, "the class's grading service"
+
+
+def _theirs(grader: Grader, job: Job, report: Report) -> Report:
+    """``report`` if it is the job's; else the reason, as an ``error`` report."""
+    if (report.student, report.assignment) != (job["student"], job["assignment"]):
+        return grader.failed(job["student"], "error", f"the grader graded {report.student}/{report.assignment} instead")
+    return report
+
+
 def report_for(grader: Grader, job: Job, outcome: Outcome | Failed) -> Report:
     """The worker's report, if it is this job's; else the reason, as an ``error`` report."""
     if isinstance(outcome, Failed):
         return grader.failed(job["student"], "error", outcome.reason)
-    report = report_of(outcome)
-    if (report.student, report.assignment) != (job["student"], job["assignment"]):
-        return grader.failed(job["student"], "error", f"the worker graded {report.student}/{report.assignment} instead")
-    return report
+    return _theirs(grader, job, report_of(outcome))

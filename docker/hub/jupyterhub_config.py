@@ -113,10 +113,10 @@ def prepare_server(spawner):
     A student's server runs as uid 1000 and mounts their own folder only. An instructor's server
     runs as the owner of the class directory (as the grading service does: the gradebook and
     graded/ have one owner), with the class inside the work folder as nbgrader's course root
-    (formgrader insists on that), the course checkout as `course/`, and the Docker engine with
-    scratch space at the same path as on the host, so that `jaxcourse grade --class` runs its
-    sandboxes from there. The engine makes that server as powerful as the host's root: only
-    instructors get it."""
+    (formgrader insists on that) and the course checkout as `course/`. It holds no Docker engine
+    and no way to the queue, since a browser opens it: `jaxcourse grade --class` there, and
+    formgrader's Autograde, ask the class's grading service (`--sandbox service`), whose workers
+    grade in their sandboxes."""
     spawner.network_name = networks.attach(docker.from_env(), network_of(spawner), HUB_NAME,
                                            {"jaxcourse.class": CLASS_NAME}, SUBNETS, spawner.user.name)  # fmt: skip
     owner = CLASS_DIR.stat()
@@ -127,26 +127,19 @@ def prepare_server(spawner):
     os.chown(home, uid, gid)
     if not instructor:
         return
-    scratch = CLASS_DIR / "work" / spawner.user.name
-    scratch.mkdir(parents=True, exist_ok=True)
-    os.chown(scratch, uid, gid)
     spawner.extra_create_kwargs = {**spawner.extra_create_kwargs, "user": f"{uid}:{gid}"}
     spawner.volumes = {
         **spawner.volumes,
         COURSE_ROOT: f"{STUDENT_HOME}/course",
         str(CLASS_DIR): f"{STUDENT_HOME}/class",
-        str(scratch): str(scratch),
-        "/var/run/docker.sock": "/var/run/docker.sock",
     }
     spawner.environment = {
         **spawner.environment,
         "JAXCOURSE_ROOT": f"{STUDENT_HOME}/course",
         "JAXCOURSE_CLASS": f"{STUDENT_HOME}/class",
         "JAXCOURSE_INSTRUCTOR": "1",
-        "TMPDIR": str(scratch),
+        "JAXCOURSE_SANDBOX": "service",
     }
-    socket_group = str(Path("/var/run/docker.sock").stat().st_gid)
-    spawner.extra_host_config = {**spawner.extra_host_config, "group_add": [socket_group]}
 
 
 c.Spawner.pre_spawn_hook = prepare_server

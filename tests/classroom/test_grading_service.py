@@ -12,6 +12,7 @@ import datetime
 import html
 import json
 import shutil
+import threading
 
 import nbformat
 import pytest
@@ -19,13 +20,16 @@ from nbgrader.api import Gradebook
 
 from autograder.core.course import Course
 from autograder.delivery.classdir import ClassDir
+from autograder.grading.classroom import grade_class
 from autograder.hub import roster
 from autograder.hub.grading_service import JOURNAL, GradingService
+from autograder.queue.class_run import through_service
 from autograder.queue.identity import expected_image
+from autograder.queue.inbox import Inbox
 from autograder.queue.worker import Worker
 from autograder.specs import get
 
-from ..helpers.course import ASSIGNMENT, NOTEBOOK, REPO, solved_notebook, total
+from ..helpers.course import ASSIGNMENT, NOTEBOOK, REPO, solved_notebook, total, write_submission
 from ..helpers.malformed import KINDS
 
 T0 = datetime.datetime(2026, 11, 30, 12, 0, tzinfo=datetime.UTC)
@@ -181,3 +185,31 @@ def test_only_the_rosters_members_are_graded(classroom, tmp_path):
         assert said.count(f"jaxcourse grading service: {stranger.key}: not on the class's roster: never graded") == 1
     finally:
         (classdir.root / "hub" / "roster.json").unlink()
+
+
+@pytest.mark.slow
+def test_an_instructors_server_grades_through_the_service(classroom, course, tmp_path):
+    """`jaxcourse grade --sandbox service` in an instructor's server, which holds no engine: each
+    submission is asked through the class directory, graded by the workers as on submit, and
+    recorded there as a local run records it; a notebook no grader can read is refused there."""
+    service = _service(classroom, "")
+    checkout, classdir = classroom
+    service.dispatcher = InlineDispatcher(
+        Worker(service.course, "process", "", expected_image(checkout.root), tmp_path / "worker", b"key")
+    )
+    submitted = tmp_path / "submitted"
+    write_submission(submitted, "ada", solved_notebook(course))
+    write_submission(submitted, "eve", solved_notebook(course)).write_bytes(b"\xff\xfe")
+    stop = threading.Event()
+    serving = threading.Thread(target=service.run, args=(stop.is_set,), daemon=True)
+    serving.start()
+    try:
+        run = grade_class(ASSIGNMENT, service.course, submitted, tmp_path / "out", progress=False,
+                          queue=through_service(service.course))  # fmt: skip
+    finally:
+        stop.set()
+        serving.join(30)
+    got = {r.student: (r.status, r.score) for r in run.reports}
+    assert got == {"ada": ("graded", total(ASSIGNMENT)), "eve": ("invalid", 0.0)}
+    assert run.how == "the class's grading service"
+    assert not list(Inbox.of(classdir.root).root.iterdir())  # every job answered and taken

@@ -125,10 +125,13 @@ def test_an_instructor_has_the_class_and_formgrader(hub):
 
 
 def test_the_instructor_collects_grades_and_returns_feedback_from_her_lab(hub, client):
-    """`jaxcourse collect`, `grade` and `release-feedback` in the instructor's own server: the
-    sandboxes start on the host's engine, the grades match what the grading service recorded."""
-    hub["users"]["teach"].ready()
+    """`jaxcourse collect`, `grade` and `release-feedback` in the instructor's own server, which
+    holds no Docker engine (a browser opens it): grading is asked of the class's grading service,
+    whose workers grade in their sandboxes, and the grades match what it recorded on submit.
+    formgrader's Autograde goes the same way and gives the same points."""
+    teach = hub["users"]["teach"].ready()
     lab = client.containers.get(f"{hub['name']}-lab-teach")
+    assert not any("docker.sock" in m["Source"] for m in lab.attrs["Mounts"]), lab.attrs["Mounts"]
     store = hub["classdir"] / "exchange" / "inbound"
     students = sorted(p.name for p in store.iterdir() if (p / ASSIGNMENT).is_dir())
     assert students, "no submissions yet: the students' test above submits them"
@@ -139,8 +142,8 @@ def test_the_instructor_collects_grades_and_returns_feedback_from_her_lab(hub, c
         return done.output.decode()
 
     assert f"collected {len(students)} students' {ASSIGNMENT}" in jaxcourse("collect", ASSIGNMENT)
-    summary = jaxcourse("grade", ASSIGNMENT, "--sandbox", "docker", "--quiet", "--force")
-    assert f"{len(students)} submissions in" in summary and "docker sandbox" in summary, summary
+    summary = jaxcourse("grade", ASSIGNMENT, "--quiet", "--force")
+    assert f"{len(students)} submissions in" in summary and "the class's grading service" in summary, summary
     assert f"released to the class exchange: {len(students)} students" in jaxcourse("release-feedback", ASSIGNMENT)
     import csv
 
@@ -153,3 +156,8 @@ def test_the_instructor_collects_grades_and_returns_feedback_from_her_lab(hub, c
     with Gradebook(f"sqlite:///{hub['classdir'] / 'gradebook.db'}") as gb:
         assert rows == {s: gb.find_submission(ASSIGNMENT, s).score for s in students}
     assert all((hub["classdir"] / "feedback" / s / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file() for s in students)
+    for student in students:
+        graded = teach.server("POST", f"formgrader/api/submission/{ASSIGNMENT}/{student}/autograde", timeout=600)
+        assert graded.status_code == 200 and graded.json()["success"], graded.text[-3000:]
+    with Gradebook(f"sqlite:///{hub['classdir'] / 'gradebook.db'}") as gb:
+        assert rows == {s: gb.find_submission(ASSIGNMENT, s).score for s in students}
