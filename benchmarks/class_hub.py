@@ -26,7 +26,14 @@ sys.path.insert(0, str(REPO))
 
 from tests.helpers.classroom import class_course, wait_for  # noqa: E402
 from tests.helpers.course import ASSIGNMENT, copy_course, solved_notebook  # noqa: E402
-from tests.helpers.hub import User, free_port, jaxcourse, put_notebook, submitted  # noqa: E402
+from tests.helpers.hub import (  # noqa: E402
+    User,
+    free_port,
+    jaxcourse,
+    put_notebook,
+    resolve_localhost_subdomains,
+    submitted,
+)
 
 HOST_MEMORY_GIB = 24  # this machine's
 
@@ -86,7 +93,8 @@ def main() -> None:
         jaxcourse(course.root, "hub", "up", "--class", str(classdir), "--roster", str(roster), "--port", str(port))
         try:
             jaxcourse(course.root, "release", ASSIGNMENT, "--class", str(classdir))
-            users = [User(f"http://127.0.0.1:{port}", n, f"{n}-pw-1") for n in names]
+            resolve_localhost_subdomains()
+            users = [User(f"http://localhost:{port}", n, f"{n}-pw-1") for n in names]
             spawn = []
             for user in users:
                 assert user.login().status_code == 302

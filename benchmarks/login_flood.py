@@ -70,7 +70,7 @@ def main() -> None:
         roster.write_text("username,role,password\nteach,instructor,teach-pw-1\n")
         jaxcourse(course.root, "hub", "up", "--class", str(classdir), "--roster", str(roster), "--port", str(port))
         try:
-            hub = f"http://127.0.0.1:{port}"
+            hub = f"http://localhost:{port}"
             teach = User(hub, "teach", "teach-pw-1")
             assert teach.login().status_code == 302
             teach.make_token()

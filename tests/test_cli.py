@@ -57,6 +57,10 @@ def run(*args: str, cwd: Path, timeout: float = 600, expected: Path | None = Non
         ),
         (["hub", "up", "--tls-cert", "/no/cert.pem"], "--tls-cert and --tls-key go together"),
         (["hub", "up", "--tls-cert", "/no/c.pem", "--tls-key", "/no/k.pem"], "no TLS file at /no/c.pem"),
+        (
+            ["hub", "up", "--host", "0.0.0.0", "--tls-cert", "/no/c.pem", "--tls-key", "/no/k.pem"],
+            "publishing the class on 0.0.0.0 needs --domain NAME",
+        ),
     ],
 )
 def test_bad_input_gets_one_line_and_a_nonzero_exit(course, args, message):

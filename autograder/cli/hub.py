@@ -28,6 +28,8 @@ def register(sub: Subparsers) -> None:
                     "other needs --tls-cert and --tls-key)")  # fmt: skip
     up.add_argument("--tls-cert", type=Path, help="a PEM certificate for the name students use: the proxy speaks HTTPS")
     up.add_argument("--tls-key", type=Path, help="the certificate's PEM key")
+    up.add_argument("--domain", help="the name students type (default localhost, on this machine): each user's "
+                    "server is at <user>.NAME, an origin of its own, so *.NAME must reach this machine")  # fmt: skip
     down = actions.add_parser("down", help="stop the class; its state stays in the class directory")
     for action in (up, down):
         action.add_argument("--class", dest="class_dir", type=Path,
@@ -46,5 +48,6 @@ def run(args: argparse.Namespace) -> int:
     if (args.tls_cert is None) != (args.tls_key is None):
         raise deploy.HubError("--tls-cert and --tls-key go together: a certificate and its key")
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
-    deploy.up(deploy.Deployment(classdir, checkout, args.variant, args.host, args.port, tls), args.roster)
+    deployment = deploy.Deployment(classdir, checkout, args.variant, args.host, args.port, tls, args.domain)
+    deploy.up(deployment, args.roster)
     return 0

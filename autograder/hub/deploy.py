@@ -61,6 +61,7 @@ class Deployment:
     host: str = "127.0.0.1"
     port: int = 8000
     tls: tuple[Path, Path] | None = None  # (certificate, key) the proxy serves HTTPS with
+    domain: str | None = None  # what students type; each user's server is at <user>.<domain>
 
     @property
     def name(self) -> str:
@@ -76,13 +77,17 @@ class Deployment:
 
     @property
     def url(self) -> str:
-        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}/"
+        """Where students go: each user's server on a subdomain of it, an origin of its own."""
+        return f"{'https' if self.tls else 'http'}://{self.domain or 'localhost'}:{self.port}"
 
     def check_published(self) -> None:
         """Beyond this machine, the proxy must speak HTTPS: passwords and tokens cross the network."""
         if self.tls is None and not _loopback(self.host):
             raise HubError(f"publishing the class on {self.host} needs TLS: pass --tls-cert and --tls-key (a "
                            "certificate for the name students use), or keep 127.0.0.1 behind a TLS reverse proxy")  # fmt: skip
+        if self.domain is None and not _loopback(self.host):
+            raise HubError(f"publishing the class on {self.host} needs --domain NAME: the name students type, whose "
+                           "every subdomain (*.NAME) reaches this machine, since each user's server is at <user>.NAME")  # fmt: skip
         for path in self.tls or ():
             if not path.is_file():
                 raise HubError(f"no TLS file at {path}: --tls-cert and --tls-key take a PEM certificate and its key")
@@ -122,7 +127,7 @@ def up(deployment: Deployment, roster_file: Path | None, say: Say = print) -> No
                **worker_options(deployment, grading_image, queue_net, number))  # fmt: skip
     _start(client, say, f"{deployment.name}-hub", wait_healthy, **hub_options(deployment, student_image, hub_net))
     _rejoin(client, deployment)
-    say(f"the class is up at {deployment.url} (state in {classdir.root}); release an assignment with "
+    say(f"the class is up at {deployment.url}/ (state in {classdir.root}); release an assignment with "
         f"`jaxcourse release A --class {classdir.root}`")  # fmt: skip
 
 
@@ -276,6 +281,7 @@ def hub_options(deployment: Deployment, student_image: str, network: str) -> dic
             "JAXCOURSE_MEM_LIMIT": settings.memory, "JAXCOURSE_CPU_LIMIT": str(settings.cpus),
             "JAXCOURSE_PIDS_LIMIT": str(settings.pids), "JAXCOURSE_IDLE_TIMEOUT": str(settings.idle_timeout),
             "JAXCOURSE_CLASS_NAME": deployment.name, "JAXCOURSE_SERVER_SUBNETS": settings.server_subnets,
+            "JAXCOURSE_PUBLIC_URL": deployment.url,
         },
     }  # fmt: skip
 

@@ -46,6 +46,10 @@ if (TLS / "cert.pem").is_file():
 c.JupyterHub.bind_url = f"{'https' if (TLS / 'cert.pem').is_file() else 'http'}://0.0.0.0:8000"
 c.JupyterHub.hub_bind_url = "http://0.0.0.0:8081"
 c.JupyterHub.hub_connect_url = f"http://{HUB_NAME}:8081"
+# Each user's server on an origin of its own (<user>.localhost, or <user>.<--domain>): whatever a
+# student's server hands a browser (a lab extension she planted, a notebook's output) cannot read
+# the hub's cookies or call its API as whoever opened her lab, an instructor included.
+c.JupyterHub.subdomain_host = env.get("JAXCOURSE_PUBLIC_URL", "http://localhost:8000")
 c.JupyterHub.db_url = f"sqlite:///{CLASS_DIR / 'hub' / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(CLASS_DIR / "hub" / "jupyterhub_cookie_secret")
 c.ConfigurableHTTPProxy.pid_file = str(CLASS_DIR / "hub" / "proxy.pid")

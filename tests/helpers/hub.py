@@ -20,6 +20,11 @@ import requests
 from .course import ASSIGNMENT
 
 COURSE_ID = "jax-distributed"
+SHOTS = (
+    Path(__file__).resolve().parents[2] / "build" / "test-artifacts" / "hub-browser"
+)  # the browser tests' screenshots
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 ROSTER = {"alice": "student", "bob": "student", "carol": "student", "mallory": "student", "teach": "instructor"}
 # Three submissions each: the attacker's thousand are refused after the third.
 CLASS_RULES = '[class]\nmax_submissions = 3\nmax_submission_size = "2m"\n[hub]\nmemory = "2g"\ncpus = 1.0\n'
@@ -46,9 +51,36 @@ def free_port() -> int:
         return port
 
 
+def resolve_localhost_subdomains() -> None:
+    """``<anything>.localhost`` resolves to this machine here, as browsers resolve it: each user's
+    server of a class on this machine is at ``<user>.localhost`` (an origin of its own), and this
+    machine's resolver knows only ``localhost`` itself. Idempotent."""
+    if getattr(socket.getaddrinfo, "resolves_localhost_subdomains", False):
+        return
+    original = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(host, str) and host.endswith(".localhost"):
+            host = "127.0.0.1"
+        return original(host, *args, **kwargs)
+
+    getaddrinfo.resolves_localhost_subdomains = True  # type: ignore[attr-defined]
+    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
+
+
+def subdomain(url: str, name: str, kind: str = "user") -> str:
+    """``url`` (the hub's, ``http://localhost:PORT``) on the subdomain JupyterHub gives a user's
+    server or a service."""
+    from jupyterhub.utils import subdomain_hook_idna
+
+    scheme, rest = url.split("://", 1)
+    host, _, port = rest.partition(":")
+    return f"{scheme}://{subdomain_hook_idna(name, host, kind)}{':' + port if port else ''}"
+
+
 @dataclass
 class User:
-    hub: str  # http://127.0.0.1:PORT
+    hub: str  # http://localhost:PORT: each user's server is at http://<user>.localhost:PORT
     name: str
     password: str
     session: requests.Session = field(default_factory=requests.Session)
@@ -97,7 +129,16 @@ class User:
         raise AssertionError(f"{self.name}'s server did not start in {timeout} s")
 
     def server(self, method: str, path: str, **kwargs: Any) -> requests.Response:
-        return self.api(method, f"/user/{self.name}/{path.lstrip('/')}", **kwargs)
+        """A call to this user's own server, on its own origin."""
+        url = f"{subdomain(self.hub, self.name)}/user/{self.name}/{path.lstrip('/')}"
+        headers = {"Authorization": f"token {self.token}", **kwargs.pop("headers", {})}
+        return requests.request(method, url, headers=headers, timeout=kwargs.pop("timeout", 120), **kwargs)
+
+    def service(self, method: str, name: str, path: str, **kwargs: Any) -> requests.Response:
+        """A call to the hub's service ``name`` (the exchange), on the origin the hub gives it."""
+        url = f"{subdomain(self.hub, name, 'service')}/services/{name}/{path.lstrip('/')}"
+        headers = {"Authorization": f"token {self.token}", **kwargs.pop("headers", {})}
+        return requests.request(method, url, headers=headers, timeout=kwargs.pop("timeout", 120), **kwargs)
 
     def assignments(self) -> list[dict[str, Any]]:
         got = self.server("GET", f"assignments?course_id={COURSE_ID}")

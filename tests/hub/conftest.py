@@ -12,7 +12,19 @@ from autograder.core.course import Course
 
 from ..helpers.classroom import TEST_LIMITS, class_course
 from ..helpers.course import REPO
-from ..helpers.hub import CLASS_RULES, ROSTER, User, free_port, jaxcourse, save_logs
+from ..helpers.engine import unavailable
+from ..helpers.hub import (
+    CHROMIUM_FLAGS,
+    CLASS_RULES,
+    ROSTER,
+    SHOTS,
+    User,
+    free_port,
+    jaxcourse,
+    resolve_localhost_subdomains,
+    save_logs,
+)
+from ..helpers.images import chromium_or_skip
 
 
 @pytest.fixture(scope="session")
@@ -27,9 +39,27 @@ def hub(tmp_path_factory, course, client, cpu_image):
             checkout.root, "hub", "up", "--class", str(classdir), "--roster", str(roster), "--port", str(port)
         )
         jaxcourse(checkout.root, "release", "01_collectives", "--class", str(classdir))
-        users = {name: User(f"http://127.0.0.1:{port}", name, f"{name}-pw-123") for name in ROSTER}
+        resolve_localhost_subdomains()  # each user's server is at <user>.localhost, as a browser finds it
+        users = {name: User(f"http://localhost:{port}", name, f"{name}-pw-123") for name in ROSTER}
         yield {"course": checkout, "classdir": classdir, "port": port, "users": users, "up": up,
                "name": f"jaxcourse-{classdir.name}"}  # fmt: skip
     finally:
         save_logs(client, f"jaxcourse-{classdir.name}", REPO / "build" / "test-artifacts" / "hub-logs")
         jaxcourse(checkout.root, "hub", "down", "--class", str(classdir))
+
+
+@pytest.fixture
+def page():
+    """A page of Debian's chromium, driven by Playwright; screenshots go under SHOTS."""
+    chromium_or_skip()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as err:
+        unavailable("Playwright", str(err))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        context.set_default_timeout(120_000)
+        yield context.new_page()
+        browser.close()

@@ -17,11 +17,12 @@ import pytest
 
 from ..helpers.classroom import wait_for
 from ..helpers.course import ASSIGNMENT, NOTEBOOK, release_notebook
+from ..helpers.hub import subdomain
 from ..helpers.malformed import KINDS
 from ..helpers.network import Listener
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-EXCHANGE = "/services/exchange/api"
+EXCHANGE = "/services/exchange/api"  # the path a raw request names (_raw gives its host)
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +44,20 @@ def _in_her_server(container, code: str) -> dict:
     return json.loads(done.output.decode().strip().splitlines()[-1])
 
 
+def _exchange(user, method: str, path: str, **kwargs):
+    """A call to the exchange's API through the proxy, on the origin the hub gives the service."""
+    return user.service(method, "exchange", f"api/{path}", **kwargs)
+
+
+def _raw(hub) -> tuple[str, str]:
+    """Where a raw request to the exchange goes: this machine's published port, with the Host
+    header the proxy routes on (the service's own origin)."""
+    return "127.0.0.1", subdomain(hub["users"]["mallory"].hub, "exchange", "service").split("://", 1)[1]
+
+
 def _submit(user, files: dict[str, bytes], **extra):
     body = {"files": {n: base64.b64encode(d).decode() for n, d in files.items()}, **extra}
-    return user.api("POST", f"{EXCHANGE}/assignments/{ASSIGNMENT}/submissions", json=body)
+    return _exchange(user, "POST", f"assignments/{ASSIGNMENT}/submissions", json=body)
 
 
 def test_her_container_holds_no_one_elses_files(hub, her_container):
@@ -67,20 +79,19 @@ print(json.dumps({"hits": hits}))
 
 
 def test_the_exchange_shows_her_only_her_own(hub, mallory):
-    listing = mallory.api("GET", f"{EXCHANGE}/assignments").json()
+    listing = _exchange(mallory, "GET", "assignments").json()
     assert listing["student"] == "mallory"
     assert all(s["assignment"] == ASSIGNMENT for s in listing["submissions"])  # and none of bob's or alice's
-    feedback = mallory.api("GET", f"{EXCHANGE}/assignments/{ASSIGNMENT}/feedback?student=bob").json()
+    feedback = _exchange(mallory, "GET", f"assignments/{ASSIGNMENT}/feedback?student=bob").json()
     assert feedback["submissions"] == []  # alice and bob have feedback; a query cannot name them
-    for path in (f"{EXCHANGE}/assignments/..%2Finbound%2Fbob/files", f"{EXCHANGE}/assignments/../inbound/bob/files",
-                 f"{EXCHANGE}/students/bob/feedback"):  # fmt: skip
-        got = mallory.api("GET", path)
+    for path in ("assignments/..%2Finbound%2Fbob/files", "assignments/../inbound/bob/files", "students/bob/feedback"):
+        got = _exchange(mallory, "GET", path)
         assert got.status_code == 404, (path, got.status_code)
 
 
 def test_without_a_token_or_with_a_forged_one_the_exchange_refuses(hub, mallory):
-    anonymous = mallory.api("GET", f"{EXCHANGE}/assignments", headers={"Authorization": ""})
-    forged = mallory.api("GET", f"{EXCHANGE}/assignments", headers={"Authorization": "token not-a-token"})
+    anonymous = _exchange(mallory, "GET", "assignments", headers={"Authorization": ""})
+    forged = _exchange(mallory, "GET", "assignments", headers={"Authorization": "token not-a-token"})
     assert anonymous.status_code in (302, 403) and forged.status_code in (302, 403)
 
 
@@ -93,11 +104,9 @@ def test_a_submission_is_filed_under_her_name_whatever_it_claims(hub, mallory):
 
 
 def test_released_files_and_others_feedback_cannot_be_written(hub, mallory):
-    for method, path in [("PUT", f"{EXCHANGE}/assignments/{ASSIGNMENT}/files"),
-                         ("DELETE", f"{EXCHANGE}/assignments/{ASSIGNMENT}/files"),
-                         ("POST", f"{EXCHANGE}/assignments/{ASSIGNMENT}/feedback"),
-                         ("PUT", f"{EXCHANGE}/assignments/{ASSIGNMENT}/feedback")]:  # fmt: skip
-        got = mallory.api(method, path, json={"files": {}})
+    for method, path in [("PUT", f"assignments/{ASSIGNMENT}/files"), ("DELETE", f"assignments/{ASSIGNMENT}/files"),
+                         ("POST", f"assignments/{ASSIGNMENT}/feedback"), ("PUT", f"assignments/{ASSIGNMENT}/feedback")]:  # fmt: skip
+        got = _exchange(mallory, method, path, json={"files": {}})
         assert got.status_code == 405, (method, path, got.status_code)
     got = _submit(mallory, {"../../outbound/01_collectives/01_collectives.ipynb": b"{}"})
     assert got.status_code == 400 and "is not allowed: use plain relative names" in got.json()["error"]
@@ -251,9 +260,10 @@ def test_a_thousand_submissions_stop_at_the_limit_with_a_message(hub, mallory):
 
 def test_a_one_gigabyte_notebook_is_refused_before_it_is_read(hub, mallory):
     start = time.monotonic()
-    with socket.create_connection(("127.0.0.1", hub["port"]), timeout=30) as sock:
+    address, host = _raw(hub)
+    with socket.create_connection((address, hub["port"]), timeout=30) as sock:
         request = (f"POST {EXCHANGE}/assignments/{ASSIGNMENT}/submissions HTTP/1.1\r\n"
-                   f"Host: 127.0.0.1\r\nAuthorization: token {mallory.token}\r\nContent-Type: application/json\r\n"
+                   f"Host: {host}\r\nAuthorization: token {mallory.token}\r\nContent-Type: application/json\r\n"
                    f"Content-Length: {1 << 30}\r\n\r\n")  # fmt: skip
         sock.sendall(request.encode() + b'{"files": {"big.ipynb": "' + b"A" * (1 << 20))
         answer = sock.recv(65536).decode(errors="replace")
@@ -266,9 +276,10 @@ def test_a_one_gigabyte_notebook_is_refused_before_it_is_read(hub, mallory):
 def test_a_body_of_no_declared_size_is_cut_off_past_the_limit(hub, mallory):
     """Sent in chunks, the size is known only as it grows: past the limit it is refused, and the
     student still gets the exchange's answer, not a reset connection."""
-    with socket.create_connection(("127.0.0.1", hub["port"]), timeout=30) as sock:
+    address, host = _raw(hub)
+    with socket.create_connection((address, hub["port"]), timeout=30) as sock:
         sock.sendall((f"POST {EXCHANGE}/assignments/{ASSIGNMENT}/submissions HTTP/1.1\r\n"
-                      f"Host: 127.0.0.1\r\nAuthorization: token {mallory.token}\r\n"
+                      f"Host: {host}\r\nAuthorization: token {mallory.token}\r\n"
                       f"Transfer-Encoding: chunked\r\n\r\n").encode())  # fmt: skip
         for _ in range(4):  # 4 MB, twice the limit
             sock.sendall(b"100000\r\n" + b"A" * (1 << 20) + b"\r\n")
@@ -281,9 +292,11 @@ def test_her_trickling_uploads_hold_two_places_and_no_more(hub, client, mallory)
     """Half-sent uploads are held in memory: hers hold two places at once, a third is refused at
     once, and the hub's container has a memory limit whatever else gets through."""
 
+    address, host = _raw(hub)
+
     def trickle() -> socket.socket:
-        sock = socket.create_connection(("127.0.0.1", hub["port"]), timeout=30)
-        sock.sendall((f"POST {EXCHANGE}/assignments/{ASSIGNMENT}/submissions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        sock = socket.create_connection((address, hub["port"]), timeout=30)
+        sock.sendall((f"POST {EXCHANGE}/assignments/{ASSIGNMENT}/submissions HTTP/1.1\r\nHost: {host}\r\n"
                       f"Authorization: token {mallory.token}\r\nContent-Type: application/json\r\n"
                       f"Content-Length: 1000000\r\n\r\n").encode() + b'{"files": {"a.ipynb": "')  # fmt: skip
         return sock

@@ -10,31 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers.course import ASSIGNMENT, REPO, full_marks, reference_sources, total
-from ..helpers.engine import unavailable
-from ..helpers.images import chromium_or_skip
+from ..helpers.course import ASSIGNMENT, full_marks, reference_sources, total
+from ..helpers.hub import SHOTS
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-SHOTS = REPO / "build" / "test-artifacts" / "hub-browser"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 EDITED = "local_shape"  # the solution cell the student edits in the browser
-
-
-@pytest.fixture
-def page():
-    chromium_or_skip()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as err:
-        unavailable("Playwright", str(err))
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-        context.set_default_timeout(120_000)
-        yield context.new_page()
-        browser.close()
 
 
 class Steps:

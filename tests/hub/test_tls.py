@@ -16,7 +16,7 @@ from autograder.core.course import Course
 
 from ..helpers.classroom import TEST_LIMITS, class_course
 from ..helpers.course import ASSIGNMENT, REPO
-from ..helpers.hub import User, free_port, jaxcourse, save_logs
+from ..helpers.hub import User, free_port, jaxcourse, resolve_localhost_subdomains, save_logs
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 def _certificate(folder):
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                    "-addext", "subjectAltName=DNS:localhost,DNS:*.localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
                    check=True, capture_output=True)  # fmt: skip
     return cert, key
 
@@ -45,7 +45,8 @@ def test_a_class_published_with_a_certificate_speaks_https_only(tmp_path, course
         assert ssl.PEM_cert_to_DER_cert(served) == ssl.PEM_cert_to_DER_cert(cert.read_text())
         with pytest.raises(requests.exceptions.ConnectionError):
             requests.get(f"http://127.0.0.1:{port}/hub/login", timeout=10)
-        ada = User(f"https://127.0.0.1:{port}", "ada", "ada-pw-123").ready()
+        resolve_localhost_subdomains()
+        ada = User(f"https://localhost:{port}", "ada", "ada-pw-123").ready()
         assert ada.api("GET", "/hub/api/users/ada").json()["name"] == "ada"
         released = [a for a in ada.assignments() if a["assignment_id"] == ASSIGNMENT]
         assert released and released[0]["status"] == "released"  # her server reached the exchange inside
