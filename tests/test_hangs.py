@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.grading import grader as grader_module
+from autograder.grading import trusted_worker
 from autograder.grading.grader import grader_for
 from autograder.untrusted.runner import run_tests
 
@@ -45,9 +45,9 @@ def test_the_trusted_worker_waits_out_a_hung_program_once(course, tmp_path, monk
         started.append(args[0])
         return run_process(*args, **kwargs)
 
-    run_process = grader_module.run_process
+    run_process = trusted_worker.run_process
     assert grader.references  # computed first: the reference run is not what is counted
-    monkeypatch.setattr(grader_module, "run_process", counted)
+    monkeypatch.setattr(trusted_worker, "run_process", counted)
     report = grader.grade("s", notebook)
     first = grader.tests.index(hung[0])
     after = [p for p in grader.tests[first:] if p.task.name != "fold_rng_over_axis"]

@@ -222,6 +222,8 @@ class Grader:
             return self.failed(student, "timeout", f"the notebook did not finish within {self.timeout:g} s")
         if outcome.status == "invalid" and not phase.is_sealed:
             return self.failed(student, "invalid", f"invalid results: the notebook's process {outcome.reason}")
+        if phase.problem:  # what it wrote first could not be sealed, and so is never read
+            return self.failed(student, "invalid", f"invalid results: {phase.problem}")
         visible = {p.id for p in self.tests if not p.case.hidden}
         try:
             with watch.phase("results: read and check"):

@@ -18,7 +18,7 @@ from types import TracebackType
 
 from ..core.files import write_atomic
 from ..core.protocol import ARTIFACTS, HIDDEN_PLAN, MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES, RESULTS, PlannedCall
-from ..trusted.results import ResultsError, read_regular
+from ..trusted.results import NoResults, ResultsError, read_regular
 
 POLL = 0.01  # seconds between looks for the first phase's results
 
@@ -30,6 +30,9 @@ class HiddenPhase:
     def __init__(self, job: Path, out: Path, sealed: Path, hidden: list[PlannedCall]) -> None:
         self.job, self.out, self.sealed, self.hidden = job, out, sealed, hidden
         self.done = threading.Event()  # sealed (the copy is complete, or the files were unreadable)
+        self.problem = (
+            ""  # why a file of the first phase could not be sealed (too large, not a file), in the grader's words
+        )
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
@@ -59,11 +62,16 @@ class HiddenPhase:
         the runner is handed no hidden case, so that it stops at once."""
         self.sealed.mkdir(exist_ok=True)
         readable = True
-        for name, limit in ((RESULTS, MAX_RESULTS_BYTES), (ARTIFACTS, MAX_ARTIFACTS_BYTES)):
+        for name, limit, what in (
+            (RESULTS, MAX_RESULTS_BYTES, "results"),
+            (ARTIFACTS, MAX_ARTIFACTS_BYTES, "artifacts"),
+        ):
             try:
-                (self.sealed / name).write_bytes(read_regular(self.out / name, limit, name))
-            except ResultsError:
-                readable = False
+                (self.sealed / name).write_bytes(read_regular(self.out / name, limit, what))
+            except NoResults:
+                pass  # no artifacts: the reader says what that means for each test
+            except ResultsError as err:
+                readable, self.problem = False, self.problem or str(err)
         self.done.set()
         plan = self.job / HIDDEN_PLAN
         write_atomic(plan, json.dumps({"tests": self.hidden if readable else []}))

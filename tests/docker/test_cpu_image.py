@@ -235,7 +235,8 @@ def test_the_image_holds_no_answer_a_student_could_call(client, cpu_image):
     )
     code, out = run_once(client, cpu_image, ["python", "-c", script], network_mode="none")
     assert code == 0, out[-2000:]
-    assert out.strip().splitlines()[-1] == "FOUND {}", out[-2000:]
+    # The image's own start-up lines (what it copied, which platform JAX found) come and go around it.
+    assert [line for line in out.splitlines() if line.startswith("FOUND ")] == ["FOUND {}"], out[-2000:]
 
 
 def test_the_image_checks_against_its_shipped_records_only(client, cpu_image, sources):
@@ -246,7 +247,7 @@ def test_the_image_checks_against_its_shipped_records_only(client, cpu_image, so
     shipped = sorted(
         f"./{p.relative_to(sources.expected).as_posix()}" for p in sources.expected.rglob("*") if p.is_file()
     )
-    assert out.split() == shipped
+    assert [line for line in out.splitlines() if line.startswith("./")] == shipped, out[-2000:]
     local_shape = (REPO / "solutions" / "collectives.py").read_text().split("def local_shape")[1].split("\ndef ")[0]
     script = (
         "from math import prod\nfrom autograder.checks import check\n"

@@ -79,7 +79,7 @@ def test_students_fetch_submit_and_each_sees_only_their_own_feedback(hub, course
     put_notebook(bob, solved_notebook(course, WRONG.functions))
     for user in (alice, bob):
         listing = user.action("submit", ASSIGNMENT)
-        assert [s["student_id"] for s in submitted(listing, ASSIGNMENT)] == [user.name]
+        assert {s["student_id"] for s in submitted(listing, ASSIGNMENT)} == {user.name}  # alice's own planted one too
 
     for user in (alice, bob):
         wait_for(lambda u=user: submitted(u.assignments(), ASSIGNMENT)[-1]["has_exchange_feedback"], 600,

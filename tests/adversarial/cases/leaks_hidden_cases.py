@@ -3,13 +3,16 @@ the hidden cases to reach the sandbox, then writes them, as its notebook's error
 file of the first phase and onto its output; and each function's hidden exports raise with the
 shapes they were traced on. The grader had sealed the first phase's results before it handed the
 hidden cases over, and never shows a hidden case's words: the notebook earns full marks on its
-visible cases, loses its hidden values, and no report or feedback names a hidden mesh."""
+visible cases, loses its hidden values (and its all-reduce's, which gathers with this all-gather),
+and no report or feedback names a hidden mesh."""
 
 EXPECTED = {
     "ring_all_gather: hidden values": 0,
+    "ring_all_reduce: hidden values": 0,  # the reference's all-reduce calls the notebook's all-gather
 }
 MESSAGE_OF = {
     "ring_all_gather: hidden values": "hidden case 4x2",
+    "ring_all_reduce: hidden values": "hidden case 4x2",
 }
 EXTRA_CELL = """import json, os, sys, threading, time
 def _leak(out=sys.argv[3], job=os.path.dirname(sys.argv[2])):
