@@ -281,7 +281,8 @@ def hub_options(deployment: Deployment, student_image: str, network: str) -> dic
             "JAXCOURSE_MEM_LIMIT": settings.memory, "JAXCOURSE_CPU_LIMIT": str(settings.cpus),
             "JAXCOURSE_PIDS_LIMIT": str(settings.pids), "JAXCOURSE_IDLE_TIMEOUT": str(settings.idle_timeout),
             "JAXCOURSE_CLASS_NAME": deployment.name, "JAXCOURSE_SERVER_SUBNETS": settings.server_subnets,
-            "JAXCOURSE_PUBLIC_URL": deployment.url,
+            "JAXCOURSE_PUBLIC_URL": deployment.url, "JAXCOURSE_WORK_QUOTA": settings.work_quota,
+            "JAXCOURSE_QUOTA_EVERY": str(settings.quota_every), "JAXCOURSE_SCRATCH": settings.scratch,
         },
     }  # fmt: skip
 

@@ -29,6 +29,9 @@ class HubSettings:
     workers: int = 1  # grading worker containers on this host
     hub_memory: str = "2g"  # the hub's own container: JupyterHub, its proxy and the exchange
     server_subnets: str = "10.213.0.0/16"  # each server's network takes a /28 of it (4096 servers)
+    work_quota: str = "10g"  # each user's work folder, at most (hub/quota.py)
+    quota_every: float = 60.0  # seconds between looks at the work folders
+    scratch: str = "1g"  # each server's home and /tmp, in memory: its root is read-only
     worker_concurrency: int = 0  # submissions each worker grades at once; 0: cores over the CPU quota
 
 
@@ -51,7 +54,7 @@ def _subnet(value: Any) -> bool:
 
 def _check(name: str, value: Any, where: str) -> None:
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if name in ("memory", "hub_memory"):
+    if name in ("memory", "hub_memory", "work_quota", "scratch"):
         ok, need = isinstance(value, str) and bool(_MEMORY.match(value.lower())), 'a size such as "4g"'
     elif name in ("pids", "idle_timeout", "workers"):
         ok, need = isinstance(value, int) and not isinstance(value, bool) and value >= 1, "a whole number of at least 1"

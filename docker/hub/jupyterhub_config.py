@@ -19,7 +19,7 @@ from pathlib import Path
 
 import docker
 
-from autograder.hub import networks
+from autograder.hub import networks, quota
 
 c = get_config()  # noqa: F821 (JupyterHub provides it)
 env = os.environ
@@ -32,6 +32,7 @@ PREFIX = env["JAXCOURSE_PREFIX"]  # students' containers are named PREFIX-<usern
 COURSE_ROOT = env.get("JAXCOURSE_COURSE_ROOT", "")  # the instructor's checkout, for instructors' servers
 CLASS_NAME = env.get("JAXCOURSE_CLASS_NAME", HUB_NAME.removesuffix("-hub"))  # labels what the class owns
 SUBNETS = env.get("JAXCOURSE_SERVER_SUBNETS", "10.213.0.0/16")  # each server's network takes a /28
+WORK_QUOTA = env.get("JAXCOURSE_WORK_QUOTA", "10g")  # each user's work folder, at most
 STUDENT_HOME = "/home/jovyan/work"
 EXCHANGE_PORT = 10101
 
@@ -85,11 +86,17 @@ c.DockerSpawner.volumes = {str(CLASS_DIR / "home" / "{raw_username}"): STUDENT_H
 MEMORY = env.get("JAXCOURSE_MEM_LIMIT", "4g").upper()  # JupyterHub reads sizes as 4G, Docker as 4g or 4G
 c.DockerSpawner.mem_limit = MEMORY
 c.DockerSpawner.cpu_limit = float(env.get("JAXCOURSE_CPU_LIMIT", "2"))
+SCRATCH = env.get("JAXCOURSE_SCRATCH", "1g")  # a server's home and /tmp, in memory
 c.DockerSpawner.extra_host_config = {
     "cap_drop": ["ALL"],
     "security_opt": ["no-new-privileges"],
     "pids_limit": int(env.get("JAXCOURSE_PIDS_LIMIT", "2048")),
     "memswap_limit": MEMORY,
+    # A read-only root: the only disk a server can fill is its work folder (held to its quota by
+    # the quota service); its home (pip's --user, caches, JupyterLab's settings) and /tmp are
+    # memory of a fixed size, gone when it stops.
+    "read_only": True,
+    "tmpfs": {"/tmp": f"size={SCRATCH},mode=1777", "/home/jovyan": f"size={SCRATCH},uid=1000,gid=100,mode=0755"},
 }
 # The image probes its server every second, for a prompt "healthy" on a laptop; one per student
 # here, every 30 s is plenty (the probe itself is the image's).
@@ -123,6 +130,9 @@ def prepare_server(spawner):
     grade in their sandboxes."""
     spawner.network_name = networks.attach(docker.from_env(), network_of(spawner), HUB_NAME,
                                            {"jaxcourse.class": CLASS_NAME}, SUBNETS, spawner.user.name)  # fmt: skip
+    why = quota.over(CLASS_DIR / "home" / spawner.user.name, quota.size_bytes(WORK_QUOTA))
+    if why:
+        raise RuntimeError(why)  # the hub shows it on the spawn page: the server does not start
     owner = CLASS_DIR.stat()
     instructor = spawner.user.admin and COURSE_ROOT
     uid, gid = (owner.st_uid, owner.st_gid) if instructor else (1000, 100)
@@ -171,6 +181,16 @@ c.JupyterHub.services = [
         },
     },
     {
+        # Each user's work folder held to [hub] work_quota (autograder/hub/quota.py).
+        "name": "quota",
+        "command": [sys.executable, "-m", "autograder.hub.quota"],
+        "environment": {
+            "JAXCOURSE_CLASS_DIR": str(CLASS_DIR),
+            "JAXCOURSE_WORK_QUOTA": WORK_QUOTA,
+            "JAXCOURSE_QUOTA_EVERY": env.get("JAXCOURSE_QUOTA_EVERY", "60"),
+        },
+    },
+    {
         "name": "idle-culler",
         "command": [
             sys.executable,
@@ -188,4 +208,5 @@ c.JupyterHub.load_roles = [
         "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
         "services": ["idle-culler"],
     },
+    {"name": "quota", "scopes": ["list:users", "read:servers", "delete:servers"], "services": ["quota"]},
 ]

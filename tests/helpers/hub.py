@@ -26,8 +26,10 @@ SHOTS = (
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 ROSTER = {"alice": "student", "bob": "student", "carol": "student", "mallory": "student", "teach": "instructor"}
-# Three submissions each: the attacker's thousand are refused after the third.
-CLASS_RULES = '[class]\nmax_submissions = 3\nmax_submission_size = "2m"\n[hub]\nmemory = "2g"\ncpus = 1.0\n'
+# Three submissions each: the attacker's thousand are refused after the third. A work folder holds
+# 50 MB, looked at every 3 s: the attacker's 60 MB stops her server.
+CLASS_RULES = ('[class]\nmax_submissions = 3\nmax_submission_size = "2m"\n'
+               '[hub]\nmemory = "2g"\ncpus = 1.0\nwork_quota = "50m"\nquota_every = 3\n')  # fmt: skip
 
 
 def run_jaxcourse(course_root: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:

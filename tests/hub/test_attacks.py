@@ -322,3 +322,26 @@ def test_her_junk_is_graded_as_what_it_is(hub, mallory):
                               if '"mallory/' in x] if journal.is_file() else [], 300, "mallory's grades")  # fmt: skip
     assert {line["status"] for line in lines} == {"invalid"}
     assert ".incoming" not in journal.read_text()  # the planted folder sorts first: it was passed over
+
+
+def test_filling_her_work_folder_stops_her_server_until_she_clears_it(hub, client, mallory, her_container):
+    """Her server's root is read-only and its home is memory of a fixed size; her work folder is
+    the one disk she can fill, and past the class's quota (50 MB here) her server is stopped, a
+    note says why, and the hub will not start it again while the folder stays over."""
+    root = her_container.exec_run(["sh", "-c", "touch /opt/planted"], user="1000:100")
+    assert root.exit_code != 0 and b"Read-only file system" in root.output
+    filled = her_container.exec_run(["python", "-c", "open('/home/jovyan/work/big.bin', 'wb').write(b'x' * (60 << 20))"],
+                                    user="1000:100")  # fmt: skip
+    assert filled.exit_code == 0, filled.output.decode()
+    folder = hub["classdir"] / "home" / "mallory"
+    try:
+        wait_for(lambda: not mallory.api("GET", "/hub/api/users/mallory").json().get("servers"), 60,
+                 "the quota service to stop her server")  # fmt: skip
+        assert "more than the class's quota of 50 MB" in (folder / "OVER_QUOTA.txt").read_text()
+        asked = mallory.api("POST", "/hub/api/users/mallory/server")
+        time.sleep(5)
+        running = mallory.api("GET", "/hub/api/users/mallory").json().get("servers", {}).get("", {})
+        assert not running.get("ready"), (asked.status_code, asked.text[:500], running)
+    finally:
+        (folder / "big.bin").unlink(missing_ok=True)
+        (folder / "OVER_QUOTA.txt").unlink(missing_ok=True)
