@@ -46,19 +46,12 @@ def on_queue(broker: str, course: Course, say: Say = print) -> tuple[GradeMany, 
     dispatcher = Dispatcher(make_app(broker, seconds), 2 * visibility_timeout(seconds), outcome_key(broker), say)
 
     def grade_many(grader: Grader, todo: list[Submission]) -> Iterator[tuple[Submission, Report]]:
-        grading = grading_of(grader, expected_image(course.root))
-        sent: dict[str, Submission] = {}
-        for submission in todo:
-            try:
-                data = notebooks.gradable(submission.notebook)
-            except notebooks.NotebookError:
-                yield submission, grader.grade(submission.student, submission.notebook)  # says why, runs nothing
-                continue
-            job = make_job(grader.assignment.name, submission.student, data, submission.timestamp, grading)
-            sent[job["id"]] = submission
+        unreadable, jobs = _as_jobs(grader, todo, course)
+        yield from unreadable
+        for _, job in jobs.values():
             dispatcher.send(job)
         for job, outcome in dispatcher.drain():
-            yield sent[job["id"]], report_for(grader, job, outcome)
+            yield jobs[job["id"]][0], report_for(grader, job, outcome)
 
     return grade_many, f"queue {shown(broker)}"
 
@@ -71,22 +64,33 @@ def through_service(course: Course) -> tuple[GradeMany, str]:
     seconds = job_seconds(course)
 
     def grade_many(grader: Grader, todo: list[Submission]) -> Iterator[tuple[Submission, Report]]:
-        grading = grading_of(grader, expected_image(course.root))
-        asked: dict[str, tuple[Submission, Job]] = {}
-        for submission in todo:
-            try:
-                data = notebooks.gradable(submission.notebook)
-            except notebooks.NotebookError:
-                yield submission, grader.grade(submission.student, submission.notebook)  # says why, runs nothing
-                continue
-            job = make_job(grader.assignment.name, submission.student, data, submission.timestamp, grading)
-            asked[job["id"]] = (submission, job)
+        unreadable, jobs = _as_jobs(grader, todo, course)
+        yield from unreadable
+        for _, job in jobs.values():
             inbox.ask(job)
-        for job_id, report in inbox.answers(list(asked), seconds * max(1, len(asked))):
-            submission, job = asked[job_id]
+        for job_id, report in inbox.answers(list(jobs), seconds * max(1, len(jobs))):
+            submission, job = jobs[job_id]
             yield submission, _theirs(grader, job, report)
 
     return grade_many, "the class's grading service"
+
+
+def _as_jobs(grader: Grader, todo: list[Submission], course: Course) -> tuple[
+    list[tuple[Submission, Report]], dict[str, tuple[Submission, Job]]
+]:  # fmt: skip
+    """Each submission as a job for the workers, by id; one no grader can read is graded here at
+    once (it runs nothing), its report with the reason."""
+    grading = grading_of(grader, expected_image(course.root))
+    unreadable, jobs = [], {}
+    for submission in todo:
+        try:
+            data = notebooks.gradable(submission.notebook)
+        except notebooks.NotebookError:
+            unreadable.append((submission, grader.grade(submission.student, submission.notebook)))
+            continue
+        job = make_job(grader.assignment.name, submission.student, data, submission.timestamp, grading)
+        jobs[job["id"]] = (submission, job)
+    return unreadable, jobs
 
 
 def _theirs(grader: Grader, job: Job, report: Report) -> Report:

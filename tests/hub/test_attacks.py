@@ -44,6 +44,27 @@ def _in_her_server(container, code: str) -> dict:
     return json.loads(done.output.decode().strip().splitlines()[-1])
 
 
+# What a probe from inside her container can call: connect(host, port), "connected" or the error's
+# name; http(url) with her server's own token, the status or the error's name.
+PROBES = """
+import json, os, socket, urllib.request, urllib.error
+def connect(host, port):
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+        return "connected"
+    except OSError as err:
+        return type(err).__name__
+def http(url):
+    req = urllib.request.Request(url, headers={"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]})
+    try:
+        return urllib.request.urlopen(req, timeout=20).status
+    except urllib.error.HTTPError as err:
+        return err.code
+    except OSError as err:
+        return type(err).__name__
+"""
+
+
 def _exchange(user, method: str, path: str, **kwargs):
     """A call to the exchange's API through the proxy, on the origin the hub gives the service."""
     return user.service(method, "exchange", f"api/{path}", **kwargs)
@@ -138,26 +159,14 @@ print(json.dumps({"users": call("GET", api + "/users"), "tokens": call("POST", a
 def test_the_queue_workers_and_other_servers_are_out_of_her_reach(hub, mallory, her_container):
     name = hub["name"]
     hub["users"]["bob"].ready()  # bob's server must be there to be out of her reach
-    probe = f"""
-import json, os, socket, urllib.request, urllib.error
-def connect(host, port):
-    try:
-        socket.create_connection((host, port), timeout=3).close()
-        return "connected"
-    except OSError as err:
-        return type(err).__name__
-def http(url):
-    req = urllib.request.Request(url, headers={{"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]}})
-    try:
-        return urllib.request.urlopen(req, timeout=10).status
-    except urllib.error.HTTPError as err:
-        return err.code
-    except OSError as err:
-        return type(err).__name__
+    probe = (
+        PROBES
+        + f"""
 print(json.dumps({{"redis": connect("{name}-redis", 6379), "grading": connect("{name}-grading", 22),
                   "worker": connect("{name}-worker-1", 22),
                   "bob": http("http://{name}-lab-bob:8888/user/bob/api/contents")}}))
 """
+    )
     seen = _in_her_server(her_container, probe)
     assert seen["redis"] == seen["grading"] == seen["worker"] == "gaierror"  # not even a name on her network
     assert seen["bob"] == "URLError", seen  # bob's server is on a network of its own: no name, no route
@@ -187,20 +196,8 @@ def test_her_server_reaches_the_hub_and_nothing_else(hub, client, mallory, her_c
         }
         seen = _in_her_server(
             her_container,
-            f"""
-import json, os, socket, urllib.request, urllib.error
-def connect(host, port):
-    try:
-        socket.create_connection((host, port), timeout=3).close()
-        return "connected"
-    except OSError as err:
-        return type(err).__name__
-def http(url):
-    req = urllib.request.Request(url, headers={{"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]}})
-    try:
-        return urllib.request.urlopen(req, timeout=20).status
-    except urllib.error.HTTPError as err:
-        return err.code
+            PROBES
+            + f"""
 route = [line.split() for line in open("/proc/net/route").read().splitlines()[1:]]
 gateway = next((socket.inet_ntoa(int(r[2], 16).to_bytes(4, "little")) for r in route if r[1] == "00000000"), None)
 print(json.dumps({{"reached": {{k: connect(*v) for k, v in {targets!r}.items()}}, "gateway": gateway,
