@@ -24,6 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from autograder.hub.deploy import LOCAL_DOMAIN  # noqa: E402
 from tests.helpers.classroom import class_course, wait_for  # noqa: E402
 from tests.helpers.course import ASSIGNMENT, copy_course, solved_notebook  # noqa: E402
 from tests.helpers.hub import (  # noqa: E402
@@ -94,7 +95,7 @@ def main() -> None:
         try:
             jaxcourse(course.root, "release", ASSIGNMENT, "--class", str(classdir))
             resolve_localhost_subdomains()
-            users = [User(f"http://localhost:{port}", n, f"{n}-pw-1") for n in names]
+            users = [User(f"http://{LOCAL_DOMAIN}:{port}", n, f"{n}-pw-1") for n in names]
             spawn = []
             for user in users:
                 assert user.login().status_code == 302

@@ -24,9 +24,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from autograder.hub.deploy import LOCAL_DOMAIN  # noqa: E402
 from tests.helpers.classroom import class_course  # noqa: E402
 from tests.helpers.course import copy_course  # noqa: E402
-from tests.helpers.hub import User, free_port, jaxcourse  # noqa: E402
+from tests.helpers.hub import User, free_port, jaxcourse, resolve_localhost_subdomains  # noqa: E402
 
 
 def api_latencies(user: User, seconds: float) -> list[float]:
@@ -70,7 +71,8 @@ def main() -> None:
         roster.write_text("username,role,password\nteach,instructor,teach-pw-1\n")
         jaxcourse(course.root, "hub", "up", "--class", str(classdir), "--roster", str(roster), "--port", str(port))
         try:
-            hub = f"http://localhost:{port}"
+            resolve_localhost_subdomains()
+            hub = f"http://{LOCAL_DOMAIN}:{port}"
             teach = User(hub, "teach", "teach-pw-1")
             assert teach.login().status_code == 302
             teach.make_token()

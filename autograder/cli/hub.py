@@ -28,7 +28,7 @@ def register(sub: Subparsers) -> None:
                     "other needs --tls-cert and --tls-key)")  # fmt: skip
     up.add_argument("--tls-cert", type=Path, help="a PEM certificate for the name students use: the proxy speaks HTTPS")
     up.add_argument("--tls-key", type=Path, help="the certificate's PEM key")
-    up.add_argument("--domain", help="the name students type (default localhost, on this machine): each user's "
+    up.add_argument("--domain", help="the name students type (default jaxcourse.localhost, on this machine): each user's "
                     "server is at <user>.NAME, an origin of its own, so *.NAME must reach this machine")  # fmt: skip
     down = actions.add_parser("down", help="stop the class; its state stays in the class directory")
     for action in (up, down):

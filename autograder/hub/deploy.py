@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
 Say = Callable[[str], None]
 SOCKET = "/var/run/docker.sock"
+# The class's name on this machine: browsers find every *.localhost here, and a name with a dot in
+# it takes the cookie JupyterHub shares with its users' subdomains (a bare "localhost" would not).
+LOCAL_DOMAIN = "jaxcourse.localhost"
 READY_S = 180.0
 LABEL = "jaxcourse.class"  # value: the class's name, on every container and network it owns
 DIR_LABEL = "jaxcourse.class-dir"  # value: the class directory a container serves
@@ -78,7 +81,7 @@ class Deployment:
     @property
     def url(self) -> str:
         """Where students go: each user's server on a subdomain of it, an origin of its own."""
-        return f"{'https' if self.tls else 'http'}://{self.domain or 'localhost'}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.domain or LOCAL_DOMAIN}:{self.port}"
 
     def check_published(self) -> None:
         """Beyond this machine, the proxy must speak HTTPS: passwords and tokens cross the network."""

@@ -25,7 +25,8 @@ SHOTS = (
 )  # the browser tests' screenshots
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
-ROSTER = {"alice": "student", "bob": "student", "carol": "student", "mallory": "student", "teach": "instructor"}
+ROSTER = {"alice": "student", "bob": "student", "carol": "student", "mallory": "student", "ann_lee": "student",
+          "teach": "instructor"}  # fmt: skip
 # Three submissions each: the attacker's thousand are refused after the third. A work folder holds
 # 50 MB, looked at every 3 s: the attacker's 60 MB stops her server.
 CLASS_RULES = ('[class]\nmax_submissions = 3\nmax_submission_size = "2m"\n'
@@ -71,7 +72,7 @@ def resolve_localhost_subdomains() -> None:
 
 
 def subdomain(url: str, name: str, kind: str = "user") -> str:
-    """``url`` (the hub's, ``http://localhost:PORT``) on the subdomain JupyterHub gives a user's
+    """``url`` (the hub's, ``http://jaxcourse.localhost:PORT``) on the subdomain JupyterHub gives a user's
     server or a service."""
     from jupyterhub.utils import subdomain_hook_idna
 
@@ -82,7 +83,7 @@ def subdomain(url: str, name: str, kind: str = "user") -> str:
 
 @dataclass
 class User:
-    hub: str  # http://localhost:PORT: each user's server is at http://<user>.localhost:PORT
+    hub: str  # http://jaxcourse.localhost:PORT: each user's server is at http://<user>.jaxcourse.localhost:PORT
     name: str
     password: str
     session: requests.Session = field(default_factory=requests.Session)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.core.course import Course
+from autograder.hub.deploy import LOCAL_DOMAIN
 
 from ..helpers.classroom import TEST_LIMITS, class_course
 from ..helpers.course import REPO
@@ -39,8 +40,8 @@ def hub(tmp_path_factory, course, client, cpu_image):
             checkout.root, "hub", "up", "--class", str(classdir), "--roster", str(roster), "--port", str(port)
         )
         jaxcourse(checkout.root, "release", "01_collectives", "--class", str(classdir))
-        resolve_localhost_subdomains()  # each user's server is at <user>.localhost, as a browser finds it
-        users = {name: User(f"http://localhost:{port}", name, f"{name}-pw-123") for name in ROSTER}
+        resolve_localhost_subdomains()  # the class is at jaxcourse.localhost, each server at <user>.jaxcourse.localhost
+        users = {name: User(f"http://{LOCAL_DOMAIN}:{port}", name, f"{name}-pw-123") for name in ROSTER}
         yield {"course": checkout, "classdir": classdir, "port": port, "users": users, "up": up,
                "name": f"jaxcourse-{classdir.name}"}  # fmt: skip
     finally:

@@ -111,6 +111,17 @@ def _lost(wrong):
     return [(marks[test], kept) for test, kept in wrong.expected.items()]
 
 
+def test_a_name_with_an_underscore_works_in_its_own_folder(hub):
+    """DockerSpawner escapes such a name (ann_lee -> ann-5flee); her folder is mounted by the name
+    the hub prepared, so it is hers (uid 1000), not one the engine made for root."""
+    ann = hub["users"]["ann_lee"].ready()
+    written = ann.server("PUT", "api/contents/hello.txt", json={"type": "file", "format": "text", "content": "hi"})
+    assert written.status_code in (200, 201), written.text
+    folder = hub["classdir"] / "home" / "ann_lee"
+    assert (folder / "hello.txt").read_text() == "hi" and folder.stat().st_uid == 1000
+    assert not any(p.name.startswith("ann-") for p in folder.parent.iterdir())
+
+
 def test_an_instructor_has_the_class_and_formgrader(hub):
     teach = hub["users"]["teach"].ready()
     formgrader = teach.server("GET", "formgrader")

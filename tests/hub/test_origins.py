@@ -2,7 +2,7 @@
 her lab: the extension's script runs in the instructor's browser, as JupyterLab loads it. It then
 tries what worked when every server shared the hub's origin: read the hub's cookies (directly,
 and through a frame of the hub's own page), and mint a token for the instructor through the hub's
-API. Each user's server is on an origin of its own (``<user>.localhost``): the script runs, and
+API. Each user's server is on an origin of its own (``<user>.jaxcourse.localhost``): the script runs, and
 gets nothing of the hub's. A real browser (Playwright driving Debian's chromium)."""
 
 from __future__ import annotations
@@ -74,14 +74,14 @@ def test_an_extension_she_planted_gets_nothing_of_the_instructors_who_opens_her_
     authorize = page.get_by_role("button", name=re.compile("Authorize", re.I))
     if authorize.count():  # JupyterHub asks before an admin reaches another user's server
         authorize.first.click()
-    page.wait_for_url(re.compile(r"^http://alice\.localhost:\d+/user/alice/lab"), timeout=240_000)
+    page.wait_for_url(re.compile(r"^http://alice\.jaxcourse\.localhost:\d+/user/alice/lab"), timeout=240_000)
     deadline = time.monotonic() + 120
     while not marker.is_file() and time.monotonic() < deadline:
         time.sleep(1)
     page.screenshot(path=str(SHOTS / "planted-extension.png"))
     assert marker.is_file(), "the planted script never ran in the instructor's browser"
     found = json.loads(marker.read_text())
-    assert found["origin"].startswith("http://alice.localhost:"), found
+    assert found["origin"].startswith("http://alice.jaxcourse.localhost:"), found
     assert found["frame"].startswith("refused"), found  # the hub's page is another origin's
     assert "jupyterhub" not in found["cookies"], found  # none of the hub's cookies are hers to read
     assert found["mint"] not in (200, 201), found

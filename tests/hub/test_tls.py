@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from autograder.core.course import Course
+from autograder.hub.deploy import LOCAL_DOMAIN
 
 from ..helpers.classroom import TEST_LIMITS, class_course
 from ..helpers.course import ASSIGNMENT, REPO
@@ -23,8 +24,8 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 def _certificate(folder):
     cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost,DNS:*.localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=jaxcourse.localhost",
+                    "-addext", "subjectAltName=DNS:jaxcourse.localhost,DNS:*.jaxcourse.localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
                    check=True, capture_output=True)  # fmt: skip
     return cert, key
 
@@ -46,7 +47,7 @@ def test_a_class_published_with_a_certificate_speaks_https_only(tmp_path, course
         with pytest.raises(requests.exceptions.ConnectionError):
             requests.get(f"http://127.0.0.1:{port}/hub/login", timeout=10)
         resolve_localhost_subdomains()
-        ada = User(f"https://localhost:{port}", "ada", "ada-pw-123").ready()
+        ada = User(f"https://{LOCAL_DOMAIN}:{port}", "ada", "ada-pw-123").ready()
         assert ada.api("GET", "/hub/api/users/ada").json()["name"] == "ada"
         released = [a for a in ada.assignments() if a["assignment_id"] == ASSIGNMENT]
         assert released and released[0]["status"] == "released"  # her server reached the exchange inside
