@@ -18,6 +18,7 @@ from typing import Any
 
 import nbformat
 from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
 
 from ..core.course import Course
 from ..grading.grader import grader_for
@@ -31,6 +32,10 @@ from .jobs import make_job
 
 class GradedByTheService(Preprocessor):
     """nbgrader's Execute, for a class: the grading service grades, this fills in the points."""
+
+    # nbconvert registers a preprocessor named by its import path as disabled: one that does not
+    # run leaves every grade cell without output, which nbgrader scores as full marks.
+    enabled = Bool(True).tag(config=True)
 
     def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         info = resources["nbgrader"]
@@ -58,6 +63,18 @@ class GradedByTheService(Preprocessor):
         inbox.ask(job)
         self.log.info("%s/%s: asked of the class's grading service (job %s)", student, assignment, job["id"][:12])
         return next(inbox.answers([job["id"]], job_seconds(course)))[1]
+
+
+# nbgrader's autograde steps, with its Execute replaced (docker/jupyter/nbgrader_config.py sets them).
+AUTOGRADE_PREPROCESSORS = [
+    f"{__name__}.GradedByTheService",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 
 
 def _scored(points: float | None, why: str) -> list[Any]:

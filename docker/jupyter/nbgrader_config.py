@@ -29,12 +29,6 @@ if os.environ.get("JAXCOURSE_INSTRUCTOR") and os.environ.get("JAXCOURSE_CLASS"):
     c.CourseDirectory.db_url = f"sqlite:///{os.environ['JAXCOURSE_CLASS']}/gradebook.db"
     # formgrader's Autograde runs no student code in this server: nbgrader's Execute step is the
     # class's grading service, whose workers grade in their sandboxes (autograder/queue/formgrader.py).
-    c.Autograde.autograde_preprocessors = [
-        "autograder.queue.formgrader.GradedByTheService",
-        "nbgrader.preprocessors.IgnorePattern",
-        "nbconvert.preprocessors.ClearMetadataPreprocessor",
-        "nbgrader.preprocessors.LimitOutput",
-        "nbgrader.preprocessors.SaveAutoGrades",
-        "nbgrader.preprocessors.AssignLatePenalties",
-        "nbgrader.preprocessors.CheckCellMetadata",
-    ]
+    from autograder.queue.formgrader import AUTOGRADE_PREPROCESSORS
+
+    c.Autograde.autograde_preprocessors = AUTOGRADE_PREPROCESSORS

@@ -6,17 +6,24 @@ one does (the real one grades through the queue in tests/hub)."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 
 import pytest
+from nbgrader.api import Gradebook
+from nbgrader.apps import NbGraderAPI
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.utils import determine_grade, is_grade, is_solution
+from traitlets.config import Config
 
 from autograder.core import records
+from autograder.grading.grader import grader_for
 from autograder.grading.report import Report
-from autograder.queue.formgrader import GradedByTheService
+from autograder.queue.formgrader import AUTOGRADE_PREPROCESSORS, GradedByTheService
 from autograder.queue.inbox import Inbox
 
-from ..helpers.course import ASSIGNMENT, source_notebook
+from ..helpers.course import ASSIGNMENT, full_marks, solved_notebook, source_notebook, total, write_submission
+from ..helpers.submissions import wrong_submission
 
 
 def _answering(class_dir, report_of):
@@ -83,3 +90,38 @@ def test_a_report_that_failed_keeps_every_grade_cell_at_zero(autograde):
     scores, nb = autograde(lambda job: Report(job["student"], job["assignment"], "timeout", "did not finish", []))
     assert scores and set(scores.values()) == {0}
     assert all("did not finish" in c.outputs[0]["evalue"] for c in _tests(nb))
+
+
+@pytest.mark.slow
+def test_formgraders_autograde_gives_the_graders_points(course, tmp_path, monkeypatch):
+    """nbgrader's own autograde (NbGraderAPI, as formgrader calls it) with the class's steps: the
+    service's grader grades a wrong ring, and the gradebook gets its points, not the full marks
+    nbgrader gives a notebook whose grade cells no step filled."""
+    copy = tmp_path / "course"
+    shutil.copytree(course.root, copy, ignore=shutil.ignore_patterns(".jaxcourse", "submitted", "autograded"))
+    root = copy / "assignments"
+    wrong = wrong_submission(ASSIGNMENT, "ring_wrong_direction")
+    write_submission(root / "submitted", "bob", solved_notebook(course, wrong.functions))
+    grader = grader_for(ASSIGNMENT, course, timeout=60, test_timeout=8)
+
+    def graded(job):
+        notebook = tmp_path / "job" / f"{ASSIGNMENT}.ipynb"
+        notebook.parent.mkdir(exist_ok=True)
+        notebook.write_text(job["notebook"])
+        return grader.grade(job["student"], notebook)
+
+    monkeypatch.setenv("JAXCOURSE_ROOT", str(copy))
+    monkeypatch.setenv("JAXCOURSE_CLASS", str(root))
+    monkeypatch.chdir(root)
+    config = Config()
+    config.CourseDirectory.root, config.CourseDirectory.db_url = str(root), f"sqlite:///{root}/gradebook.db"
+    config.Autograde.autograde_preprocessors = AUTOGRADE_PREPROCESSORS
+    stop = _answering(root, graded)
+    try:
+        done = NbGraderAPI(CourseDirectory(config=config), config=config).autograde(ASSIGNMENT, "bob")
+    finally:
+        stop.set()
+    assert done["success"], done.get("error", "")[-3000:]
+    expected = total(ASSIGNMENT) - sum(full_marks(ASSIGNMENT)[t] - kept for t, kept in wrong.expected.items())
+    with Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
+        assert gb.find_submission(ASSIGNMENT, "bob").score == expected < total(ASSIGNMENT)
