@@ -60,11 +60,12 @@ image: venv
 	$(BIN)/jaxcourse release
 	$(BIN)/jaxcourse image build --variant $(VARIANT)
 
-# A class on this machine: spawn time, memory per student, Submit-to-feedback latency; and the
-# grading queue against local grading.
+# A class on this machine: spawn time, memory per student, Submit-to-feedback latency; the
+# grading queue against local grading; the hub under a flood of wrong passwords.
 bench-class: venv
 	$(BIN)/python benchmarks/class_hub.py
 	$(BIN)/python benchmarks/grade_queue.py
+	$(BIN)/python benchmarks/login_flood.py
 
 bench-images: venv
 	$(BIN)/python benchmarks/images.py
