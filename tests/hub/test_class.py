@@ -167,8 +167,12 @@ def test_the_instructor_collects_grades_and_returns_feedback_from_her_lab(hub, c
     with Gradebook(f"sqlite:///{hub['classdir'] / 'gradebook.db'}") as gb:
         assert rows == {s: gb.find_submission(ASSIGNMENT, s).score for s in students}
     assert all((hub["classdir"] / "feedback" / s / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file() for s in students)
-    for student in students:
+    handed_in = [
+        s for s in students if (hub["classdir"] / "submitted" / s / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+    ]
+    assert {"alice", "bob"} <= set(handed_in)  # mallory's junk holds no notebook: nbgrader has none to grade
+    for student in handed_in:
         graded = teach.server("POST", f"formgrader/api/submission/{ASSIGNMENT}/{student}/autograde", timeout=600)
         assert graded.status_code == 200 and graded.json()["success"], graded.text[-3000:]
     with Gradebook(f"sqlite:///{hub['classdir'] / 'gradebook.db'}") as gb:
-        assert rows == {s: gb.find_submission(ASSIGNMENT, s).score for s in students}
+        assert {s: rows[s] for s in handed_in} == {s: gb.find_submission(ASSIGNMENT, s).score for s in handed_in}

@@ -175,7 +175,7 @@ def test_the_broker_needs_its_password_and_no_sandbox_sees_it(classroom, client)
     running = [w for w in classroom["workers"] if w.status == "running"]  # an earlier test killed one
     assert running
     for worker in running:  # in the environment, never on a command line `ps` shows
-        processes = worker.top(ps_args="-eo args")["Processes"]
+        processes = worker.top(ps_args="-eo pid,args")["Processes"]
         assert processes and not any(password in " ".join(p) for p in processes), processes
         assert password not in json.dumps([worker.attrs["Config"]["Cmd"], worker.attrs["Config"]["Entrypoint"]])
     seen = classroom["sandboxes"]
