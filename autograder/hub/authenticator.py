@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyterhub.auth import Authenticator
+from jupyterhub.handlers.login import LoginHandler
 from tornado import web
 from traitlets import Float, Integer, Unicode
 
@@ -62,13 +63,22 @@ class RosterAuthenticator(Authenticator):  # type: ignore[misc]  # jupyterhub is
         # Read on every login: `jaxcourse hub up` with a new roster takes effect without a restart.
         return load_hashes(Path(self.roster_file))
 
+    def waiting(self, name: str, address: str) -> str:
+        """Why a login for ``name`` from ``address`` is refused before any password is looked
+        at (too many failures of either), in words; '' when it may be tried."""
+        wait = max(self._names.wait(self.normalize_username(name)), self._addresses.wait(address or "unknown"))
+        return f"too many failed logins: try again in {math.ceil(wait)} s" if wait else ""
+
+    def get_handlers(self, app: Any) -> list[tuple[str, Any]]:
+        return [("/login", ThrottledLoginHandler)]
+
     async def authenticate(self, handler: Any, data: dict[str, str]) -> dict[str, Any] | None:
         name = self.normalize_username(data.get("username", ""))
         address = str(getattr(handler.request, "remote_ip", "") or "unknown")
-        wait = max(self._names.wait(name), self._addresses.wait(address))
-        if wait:
+        why = self.waiting(name, address)
+        if why:
             self.log.warning("login for %r from %s refused: too many failures", name[:40], address)
-            raise web.HTTPError(429, f"too many failed logins: try again in {math.ceil(wait)} s")
+            raise web.HTTPError(429, why)
         entry = self._roster().get(name)
         right = await self._verify(data.get("password", ""), entry["hash"] if entry else self._unknown)
         if entry is None or not right:
@@ -91,3 +101,28 @@ class RosterAuthenticator(Authenticator):  # type: ignore[misc]  # jupyterhub is
 
     def check_allowed(self, username: str, authentication: dict[str, Any] | None = None) -> bool:
         return username in self._roster()
+
+
+class ThrottledLoginHandler(LoginHandler):  # type: ignore[misc]  # jupyterhub is untyped
+    """JupyterHub's login page, which answers a throttled name or address at once with a short
+    429: no page rendered, no password hashed. A flood then costs the hub little more than its
+    requests' parsing."""
+
+    async def get(self) -> None:
+        why = self.authenticator.waiting("", self.request.remote_ip)
+        if why:
+            self._refuse(why)
+            return
+        await super().get()
+
+    async def post(self) -> None:
+        why = self.authenticator.waiting(self.get_body_argument("username", ""), self.request.remote_ip)
+        if why:
+            self._refuse(why)
+            return
+        await super().post()
+
+    def _refuse(self, why: str) -> None:
+        self.set_status(429)
+        self.set_header("Content-Type", "text/plain; charset=utf-8")
+        self.finish(why + "\n")
