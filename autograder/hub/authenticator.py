@@ -17,7 +17,7 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from jupyterhub.auth import Authenticator
 from jupyterhub.handlers.login import LoginHandler
@@ -26,6 +26,9 @@ from traitlets import Float, Integer, Unicode
 
 from .roster import hash_password, load_hashes, verify
 from .throttle import Throttle
+
+TARPIT = 1.0  # seconds a throttled client's answer is held
+MAX_HELD = 256  # answers held at once, at most (each costs a socket and a timer, no work)
 
 
 class RosterAuthenticator(Authenticator):  # type: ignore[misc]  # jupyterhub is untyped
@@ -104,25 +107,34 @@ class RosterAuthenticator(Authenticator):  # type: ignore[misc]  # jupyterhub is
 
 
 class ThrottledLoginHandler(LoginHandler):  # type: ignore[misc]  # jupyterhub is untyped
-    """JupyterHub's login page, which answers a throttled name or address at once with a short
-    429: no page rendered, no password hashed. A flood then costs the hub little more than its
-    requests' parsing."""
+    """JupyterHub's login page, which answers a throttled name or address with a short 429 (no
+    page rendered, no password hashed) after holding it for a second: a client that waits for
+    its answers, as a flood's threads do, then sends one attempt a second each, not hundreds. At
+    most ``MAX_HELD`` answers are held at once; past that, they go at once."""
+
+    held: ClassVar[int] = 0
 
     async def get(self) -> None:
         why = self.authenticator.waiting("", self.request.remote_ip)
         if why:
-            self._refuse(why)
+            await self._refuse(why)
             return
         await super().get()
 
     async def post(self) -> None:
         why = self.authenticator.waiting(self.get_body_argument("username", ""), self.request.remote_ip)
         if why:
-            self._refuse(why)
+            await self._refuse(why)
             return
         await super().post()
 
-    def _refuse(self, why: str) -> None:
+    async def _refuse(self, why: str) -> None:
+        if ThrottledLoginHandler.held < MAX_HELD:
+            ThrottledLoginHandler.held += 1
+            try:
+                await asyncio.sleep(TARPIT)
+            finally:
+                ThrottledLoginHandler.held -= 1
         self.set_status(429)
         self.set_header("Content-Type", "text/plain; charset=utf-8")
         self.finish(why + "\n")
