@@ -4,6 +4,8 @@
 - A job is acknowledged late, after its result is stored (Redis with its append-only file on), and
   each worker slot takes one job at a time: a worker killed mid-job leaves the job unacknowledged,
   and Redis gives it to another worker once the visibility timeout has passed.
+- Results are stored and read with retries, so a Redis restart in the middle of a job delays its
+  outcome instead of turning it into a failure.
 - The visibility timeout is longer than the slowest job's limits (``visibility_timeout``), so a
   job still running is never handed out twice.
 """
@@ -71,6 +73,8 @@ def make_app(broker: str, job_seconds: float, restore_every: float = 10.0) -> Ce
         broker_transport_options=transport,
         result_backend_transport_options=transport,
         result_expires=RESULT_DAYS * 86400,
+        result_backend_always_retry=True,
+        result_backend_max_retries=20,  # about two minutes, at most 10 s apart
         broker_connection_retry_on_startup=True,
         worker_hijack_root_logger=False,
         worker_send_task_events=False,

@@ -7,8 +7,10 @@ predecessor sent instead of grading them twice, and picks up results already sto
 
 A job is sent again when the worker grading it has stopped beating (``queue/liveness.py``:
 seconds, where Redis's own redelivery waits out the visibility timeout), or when no outcome has
-come by the deadline (the broker lost it). The first outcome for an id is the one recorded;
-a later one, from a job graded twice, is ignored.
+come by the deadline (the broker lost it), or when its worker raised (a student's notebook
+cannot make a worker raise: its failures are in its report; a worker that raises met the broker
+restarting or a fault of its own), up to ``ATTEMPTS`` times. The first outcome for an id is the
+one recorded; a later one, from a job graded twice, is ignored.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 SENT = "jaxcourse:sent:"  # + job id: in flight until it expires
 POLL = 0.2  # seconds between looks at the results
 RETRY = 2.0  # seconds to wait while the broker does not answer
+ATTEMPTS = 3  # times a job is sent before its worker's failure is recorded as the student's error
 
 Say = Callable[[str], None]
 
@@ -46,6 +49,7 @@ class Dispatcher:
     key: bytes  # what outcomes are signed with (jobs.outcome_key)
     say: Say = print
     pending: dict[str, tuple[Job, float]] = field(default_factory=dict)  # id -> job, when sent
+    failures: dict[str, int] = field(default_factory=dict)  # id -> times a worker raised on it
 
     def send(self, job: Job) -> None:
         """Send ``job`` unless it is already in flight; either way, wait for its outcome."""
@@ -74,8 +78,8 @@ class Dispatcher:
                 result = self.app.AsyncResult(job_id)
                 if result.state == "SUCCESS":
                     done.append((job, _outcome(result.result, job, self.key)))
-                elif result.state == "FAILURE":
-                    done.append((job, Failed(f"the worker failed: {str(result.result)[:300]}")))
+                elif result.state == "FAILURE" and (failed := self._failed(job, str(result.result))) is not None:
+                    done.append((job, failed))
                 elif (host := lost_worker(self.app.backend.client, job_id)) is not None:
                     self.say(f"jaxcourse: worker {host} stopped while grading {job['student']}; sending it again")
                     self._send(job, force=True)
@@ -90,6 +94,17 @@ class Dispatcher:
         for job, _ in done:
             del self.pending[job["id"]]
         return done
+
+    def _failed(self, job: Job, reason: str) -> Failed | None:
+        """The failure to record once the job has failed ``ATTEMPTS`` times; until then, None,
+        and the job is sent again (its stored failure forgotten, so it is not picked up as done)."""
+        times = self.failures[job["id"]] = self.failures.get(job["id"], 0) + 1
+        if times >= ATTEMPTS:
+            return Failed(f"the worker failed {times} times: {reason[:300]}")
+        self.say(f"jaxcourse: a worker failed grading {job['student']} ({reason[:120]}); sending it again")
+        self.app.AsyncResult(job["id"]).forget()
+        self._send(job, force=True)
+        return None
 
     def drain(self) -> Iterator[tuple[Job, Outcome | Failed]]:
         """Every pending job's outcome, as each arrives, until none is pending."""

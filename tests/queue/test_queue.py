@@ -20,9 +20,10 @@ import pytest
 
 from autograder.core.course import Course
 from autograder.grading.grader import grader_for
-from autograder.queue.app import BROKER_ENV, TASK, make_app
+from autograder.queue.app import BROKER_ENV, QUEUE, TASK, make_app
 from autograder.queue.class_run import job_seconds
-from autograder.queue.jobs import KEY_ENV
+from autograder.queue.dispatch import ATTEMPTS, Dispatcher, Failed
+from autograder.queue.jobs import KEY_ENV, make_job
 
 from ..helpers.classroom import class_course, new_class, queue, wait_for
 from ..helpers.course import ASSIGNMENT, solved_notebook, total, write_submission
@@ -90,7 +91,9 @@ def test_a_class_survives_a_dead_worker_a_redis_restart_and_a_dead_recorder(clas
     again = _grade(classroom, out)
     output, _ = again.communicate(timeout=900)
     assert again.returncode == 0, output
-    assert f"{len(STUDENTS)} submissions in" in output and f"{done_before} unchanged since the last run" in output
+    summary = next(line for line in output.splitlines() if " submissions in " in line)
+    assert summary.startswith(f"{len(STUDENTS)} submissions in"), summary
+    assert f"{done_before} unchanged since the last run" in summary, output
 
     rows = list(csv.DictReader((out / "grades.csv").open()))
     assert sorted(r["student_id"] for r in rows) == sorted(STUDENTS)  # each recorded once
@@ -131,6 +134,34 @@ def test_a_malformed_or_oversized_job_gets_a_clear_status_and_the_queue_goes_on(
     assert first["message"].startswith("invalid job: the job has the wrong fields"), first["message"]
     assert "MB allowed" in second["message"], second["message"]
     assert first["score"] == 0 and {t["status"] for t in first["tests"]} == {"invalid"}
+
+
+def test_a_job_whose_worker_raises_is_sent_again_and_recorded_failed_on_the_third_time(classroom):
+    """A worker raises on a job only when something beside the notebook went wrong (Redis loading
+    its data after a restart, a fault of its own): the job is sent again, and only the third
+    failure is recorded, as the student's error. On a database no worker listens to, the test
+    plays the worker: it stores each failure itself and counts the copies sent."""
+    import re
+
+    url = re.sub(r"/\d+$", "/1", classroom["broker"])
+    app = make_app(url, 60.0)
+    said = []
+    dispatcher = Dispatcher(app, 600.0, b"k" * 32, said.append)
+    job = make_job(ASSIGNMENT, "flaky", b"{}", None, {"engine": "", "course": "", "image": ""})
+    client = app.backend.client
+    client.flushdb()
+    dispatcher.send(job)
+    for attempt in range(1, ATTEMPTS + 1):
+        assert client.llen(QUEUE) == attempt  # one copy per attempt, none taken
+        app.backend.mark_as_failure(job["id"], ConnectionError(f"loading the dataset ({attempt})"))
+        done = dispatcher.poll()
+        assert bool(done) == (attempt == ATTEMPTS), (attempt, done, said)
+    [(_, failed)] = done
+    assert isinstance(failed, Failed) and failed.reason.startswith("the worker failed 3 times"), failed
+    assert "loading the dataset (3)" in failed.reason
+    assert said == [f"jaxcourse: a worker failed grading flaky (loading the dataset ({n})); sending it again"
+                    for n in (1, 2)]  # fmt: skip
+    client.flushdb()
 
 
 def test_a_worker_whose_image_is_stale_is_refused(classroom, client, cpu_image, tmp_path):
