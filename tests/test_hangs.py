@@ -43,11 +43,11 @@ def test_the_trusted_worker_waits_out_a_hung_program_once(course, tmp_path, monk
 
     def counted(*args, **kwargs):
         started.append(args[0])
-        return run_process(*args, **kwargs)
+        return run_worker(*args, **kwargs)
 
-    run_process = trusted_worker.run_process
+    run_worker = trusted_worker.run_worker
     assert grader.references  # computed first: the reference run is not what is counted
-    monkeypatch.setattr(trusted_worker, "run_process", counted)
+    monkeypatch.setattr(trusted_worker, "run_worker", counted)
     report = grader.grade("s", notebook)
     first = grader.tests.index(hung[0])
     after = [p for p in grader.tests[first:] if p.task.name != "fold_rng_over_axis"]

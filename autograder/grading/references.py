@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -23,11 +22,11 @@ from ..core.errors import JaxcourseError
 from ..core.records import CaseTargets
 from ..core.tasks import Assignment, Case, Task
 from ..trusted import reference as records
+from ..trusted.jobs import ReferenceJob, ReferenceRun
 from .package import code_text
 from .plan import PlannedTest
-from .sandbox import clean_env, run_process
+from .worker_process import run_worker
 
-WORKER = "autograder.trusted.worker"
 # The code a reference record passes through: a record made by older code may lack a field
 # (such as program_bytes) that today's comparison reads, so any change here recomputes it.
 ENGINE = ("core", "harness", "trusted")
@@ -99,20 +98,18 @@ def ensure(
         return _shipped(provider, tests)
     cache.mkdir(parents=True, exist_ok=True)
     prefixes = {t.id: str(cache / fingerprint(provider, t.sig, t.seed)) for t in tests}
-    missing = [
+    missing: list[ReferenceJob] = [
         {"sig": t.sig, "seed": t.seed, "targets": t.targets, "store": prefixes[t.id]}
         for t in tests
         if not records.exists(prefixes[t.id])
     ]
     if missing:
         assert provider.course is not None  # a solutions provider has its course
-        provider_job = {"root": str(provider.course.root), "assignment": provider.assignment.name}
-        job = {"mode": "reference", "num_devices": num_devices, "provider": provider_job, "tests": missing}
-        job_path = cache / f"job-{fingerprint(provider, {}, len(missing))}.json"
-        job_path.write_text(json.dumps(job))
-        argv = [sys.executable, "-m", WORKER, str(job_path)]
-        outcome = run_process(argv, cache, clean_env(cache), timeout, job_path.with_suffix(".log"))
-        job_path.unlink()
+        job: ReferenceRun = {"mode": "reference", "num_devices": num_devices, "tests": missing,
+                             "provider": {"root": str(provider.course.root), "assignment": provider.assignment.name}}  # fmt: skip
+        name = f"job-{fingerprint(provider, {}, len(missing))}"
+        outcome = run_worker(job, cache, name, timeout)
+        (cache / f"{name}.json").unlink()
         if outcome.status != "ok":
             raise ReferenceFailed(f"the reference failed to run ({outcome.status}):\n{outcome.log_tail}")
     return prefixes

@@ -9,6 +9,7 @@ keeps a hung notebook from hanging the grader, and isolates nothing else. ``Dock
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -96,6 +97,16 @@ def clean_env(home: Path) -> dict[str, str]:
     }
 
 
+class Watched(Protocol):
+    """A process as ``watch`` needs it: ``subprocess.Popen``, or a child of the warm worker."""
+
+    pid: int  # and its process group's
+
+    def poll(self) -> int | None: ...
+
+    def wait(self) -> int: ...
+
+
 def run_process(
     argv: Sequence[str],
     cwd: Path,
@@ -106,27 +117,40 @@ def run_process(
     stall: float | None = None,
     grace: float = 0.0,
 ) -> Outcome:
-    """Run ``argv`` in a new session and kill its whole process group past ``timeout``, or when
-    ``progress`` (a file the process appends to) has not grown for ``stall`` seconds (plus
-    ``grace`` for start-up, before it first grows)."""
-    start, started_at = time.monotonic(), time.time()
+    """Run ``argv`` in a new session, its output into ``log``, under ``watch``."""
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
             stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
-        size = progress.stat().st_size if progress is not None and progress.exists() else 0
-        moved = start + grace
-        while proc.poll() is None:
-            now = time.monotonic()
-            if progress is not None and progress.exists() and progress.stat().st_size != size:
-                size, moved = progress.stat().st_size, now
-            if now - start > timeout or (stall is not None and now - moved > stall):
+    return watch(proc, log, timeout, progress, stall, grace)
+
+
+def watch(
+    proc: Watched,
+    log: Path,
+    timeout: float,
+    progress: Path | None = None,
+    stall: float | None = None,
+    grace: float = 0.0,
+) -> Outcome:
+    """How ``proc`` ended; its whole process group killed past ``timeout``, or when ``progress``
+    (a file the process appends to) has not grown for ``stall`` seconds (plus ``grace`` for
+    start-up, before it first grows)."""
+    start, started_at = time.monotonic(), time.time()
+    size = progress.stat().st_size if progress is not None and progress.exists() else 0
+    moved = start + grace
+    while proc.poll() is None:
+        now = time.monotonic()
+        if progress is not None and progress.exists() and progress.stat().st_size != size:
+            size, moved = progress.stat().st_size, now
+        if now - start > timeout or (stall is not None and now - moved > stall):
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                return Outcome("timeout", None, _tail(log), started_at=started_at)
-            time.sleep(0.05)
-    code = proc.returncode
+            proc.wait()
+            return Outcome("timeout", None, _tail(log), started_at=started_at)
+        time.sleep(0.05)
+    code = proc.wait()
     return Outcome("ok" if code == 0 else "crashed", code, _tail(log), exit_reason(code), started_at)
 
 
@@ -137,6 +161,8 @@ def last_line(text: str) -> str:
 
 
 def _tail(log: Path) -> str:
+    if not log.is_file():  # a process that died before it opened its log
+        return ""
     with open(log, "rb") as f:
         f.seek(max(0, log.stat().st_size - LOG_TAIL_BYTES))
         return f.read().decode("utf-8", "replace")

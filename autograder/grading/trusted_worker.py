@@ -1,27 +1,25 @@
-"""The trusted worker, driven: each case the sandbox exported is measured in a worker process of
-its own (``trusted/worker.py``), under a time limit per test; a worker that hangs or crashes is
-blamed on the test it was on, and started again for the rest.
+"""The trusted worker, driven: each submission's cases are measured in a worker process of their
+own (``trusted/worker.py``, forked warm by ``worker_process.py``), under a time limit per test; a
+worker that hangs or crashes is blamed on the test it was on, and started again for the rest.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from ..core.errors import JaxcourseError
-from ..core.files import write_atomic
 from ..core.profile import Stopwatch
 from ..core.protocol import CallResult
 from ..core.records import Measurement
-from ..trusted.jobs import Evaluation
+from ..trusted.jobs import Evaluation, MeasureJob
 from ..trusted.worker import MESH_MISMATCH_EXIT
 from .measured import MeasuredPrograms
 from .plan import PlannedTest
-from .references import WORKER
-from .sandbox import clean_env, last_line, run_process
+from .sandbox import last_line
+from .worker_process import run_worker
 
 
 class WorkerStopped(JaxcourseError):
@@ -52,14 +50,12 @@ class TrustedWorker:
         done: dict[str, Measurement] = {}
         progress = self.work / "evaluation.jsonl"
         while pending:
-            job = {"mode": "submission", "num_devices": self.num_devices, "meshes": meshes,
-                   "progress": str(progress), "compile_cache": str(self.compile_cache), "tests": pending}  # fmt: skip
-            write_atomic(self.work / "job.json", json.dumps(job))
+            job: MeasureJob = {"mode": "submission", "num_devices": self.num_devices, "meshes": meshes,
+                               "progress": str(progress), "compile_cache": str(self.compile_cache),
+                               "tests": pending}  # fmt: skip
             limit = self.startup + self.test_timeout * len(pending)
-            argv = [sys.executable, "-m", WORKER, str(self.work / "job.json")]
             # A test that makes no progress for test_timeout (plus start-up, for the first) is stuck.
-            outcome = run_process(argv, self.work, clean_env(self.work), limit, self.work / "evaluate.log",
-                                  progress, self.test_timeout, self.startup)  # fmt: skip
+            outcome = run_worker(job, self.work, "evaluate", limit, progress, self.test_timeout, self.startup)
             if outcome.returncode == MESH_MISMATCH_EXIT:
                 raise MeshDiffers(last_line(outcome.log_tail))
             found = _read_progress(progress)

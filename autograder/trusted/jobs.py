@@ -1,11 +1,12 @@
-"""What the trusted worker is handed: cases to measure (``Evaluation``) and references to compute
-(``ReferenceJob``), as the grader writes them into its job file; and the reference functions of
-one assignment."""
+"""What the trusted worker is handed: cases to measure (``Evaluation``, in a ``MeasureJob``) and
+references to compute (``ReferenceJob``, in a ``ReferenceRun``), as the grader writes them into
+its job file; how the warm worker is asked to run one (``forkserver.py``); and the reference
+functions of one assignment."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from ..core.records import CaseTargets, Measurement, Signature
 from ..core.tasks import Case
@@ -35,6 +36,52 @@ class Evaluation(TypedDict, total=False):
     result: dict[str, Any]
     failure: str
     varying: list[str]
+
+
+class MeasureJob(TypedDict):
+    """A submission's cases, measured on ``meshes`` (the sandbox's, checked against the worker's
+    own); a line per event appended to ``progress``, so the grader times each case."""
+
+    mode: Literal["submission"]
+    num_devices: int
+    meshes: dict[str, Any]
+    progress: str
+    compile_cache: str
+    tests: list[Evaluation]
+
+
+class ProviderRef(TypedDict):
+    root: str  # the instructor's checkout, whose solutions/ hold the references
+    assignment: str
+
+
+class ReferenceRun(TypedDict):
+    mode: Literal["reference"]
+    num_devices: int
+    provider: ProviderRef
+    tests: list[ReferenceJob]
+
+
+WorkerJob = MeasureJob | ReferenceRun
+
+
+class ForkRequest(TypedDict):
+    """Run the job file ``job`` in a fresh child, in ``cwd``, its output into ``log``."""
+
+    tag: int
+    job: str
+    cwd: str
+    log: str
+
+
+class Forked(TypedDict):
+    tag: int
+    pid: int
+
+
+class Exited(TypedDict):
+    pid: int
+    status: int  # as subprocess writes it: negative for the signal that ended it
 
 
 class References:

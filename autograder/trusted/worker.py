@@ -2,8 +2,8 @@
 case's closed-form targets beside them), or measure a submission's results (its exported
 artifacts run on inputs made here from seeds) on the same mesh as the reference.
 
-It runs in its own process, started by the grader, so that a submission's program that never
-ends costs only a time limit.
+It runs in a process of its own, forked for each job by the warm worker (``forkserver.py``) or
+started cold, so that a submission's program that never ends costs only a time limit.
 
     python -m autograder.trusted.worker JOB_JSON
 """
@@ -21,7 +21,7 @@ from typing import Any
 from ..core.errors import JaxcourseError
 from ..core.mesh import MeshSpec, mesh_signature, use_cpu_devices
 from . import reference
-from .jobs import References
+from .jobs import MeasureJob, ProviderRef, ReferenceRun, References, WorkerJob
 from .kinds import JUDGES
 
 MESH_MISMATCH_EXIT = 3
@@ -31,7 +31,7 @@ class MeshMismatch(JaxcourseError):
     """The sandbox ran on a different mesh than the grader: a hard error, never a score."""
 
 
-def reference_function(provider: dict[str, Any], task: str) -> Callable[..., Any]:
+def reference_function(provider: ProviderRef, task: str) -> Callable[..., Any]:
     """The instructor's solution to ``task``: references exist only in the course's solutions/."""
     from ..core.course import Course
     from ..specs import find
@@ -74,14 +74,14 @@ def use_compile_cache(path: str, max_bytes: int = COMPILE_CACHE_BYTES) -> dict[s
     return counts
 
 
-def store_references(job: dict[str, Any]) -> None:
+def store_references(job: ReferenceRun) -> None:
     refs = References(lambda name: reference_function(job["provider"], name))
     for test in job["tests"]:
         record, arrays = JUDGES[test["sig"]["kind"]].reference_record(test, refs)
         reference.save(test["store"], {**record, "targets": test["targets"]}, arrays)
 
 
-def measure_submission(job: dict[str, Any], cache: dict[str, int]) -> None:
+def measure_submission(job: MeasureJob, cache: dict[str, int]) -> None:
     """A line when the worker is ready, then one as each test starts and one with its measurement
     and how long it took: the grader times each test on its own clock, and a killed worker loses
     only the test it was on. Last, the compile cache's hits and misses."""
@@ -101,12 +101,12 @@ def measure_submission(job: dict[str, Any], cache: dict[str, int]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    job = json.loads(Path(argv[0]).read_text())
+    job: WorkerJob = json.loads(Path(argv[0]).read_text())
     use_cpu_devices(job["num_devices"])
     if job["mode"] == "reference":
         store_references(job)
         return 0
-    cache = use_compile_cache(job["compile_cache"]) if job.get("compile_cache") else {}
+    cache = use_compile_cache(job["compile_cache"]) if job["compile_cache"] else {}
     try:
         check_meshes(job["meshes"])
     except MeshMismatch as err:

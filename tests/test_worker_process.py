@@ -1,0 +1,135 @@
+"""The warm trusted worker: each job in a child of its own, forked from a server that imported JAX
+once. A child that hangs, crashes or loses its server is killed and replaced, its job is run
+again where the fault was not its own, and the next job runs as if nothing happened. The jobs
+are real: the instructor's references for a few of assignment 01's cases."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from autograder.core.files import write_atomic
+from autograder.grading import worker_process
+from autograder.grading.grader import grader_for
+from autograder.grading.measured import MeasuredPrograms
+from autograder.grading.references import fingerprint
+from autograder.grading.sandbox import watch
+from autograder.trusted import reference as records
+from autograder.trusted.jobs import ReferenceRun
+
+from .helpers.course import ASSIGNMENT, solved_notebook, write_submission
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def references(course, tmp_path):
+    """A job that computes three cases' reference records into ``tmp_path``, and their paths."""
+    grader = grader_for(ASSIGNMENT, course, tmp_path / "cache")
+    tests = grader.tests[:3]
+    stores = [str(tmp_path / fingerprint(grader.provider, t.sig, t.seed)) for t in tests]
+    job: ReferenceRun = {
+        "mode": "reference", "num_devices": grader.num_devices,
+        "provider": {"root": str(course.root), "assignment": ASSIGNMENT},
+        "tests": [{"sig": t.sig, "seed": t.seed, "targets": t.targets, "store": s} for t, s in zip(tests, stores)],
+    }  # fmt: skip
+    return job, stores
+
+
+def _forked(job, work, name):
+    """The job's child, forked by the shared server, before anything watches it."""
+    path = work / f"{name}.json"
+    write_atomic(path, json.dumps(job))
+    return worker_process.SHARED.get().fork(path, work, work / f"{name}.log")
+
+
+def _made(stores):
+    return all(records.exists(s) for s in stores)
+
+
+def test_jobs_run_in_fresh_children_of_one_warm_server(references, tmp_path):
+    job, stores = references
+    first = worker_process.run_worker(job, tmp_path, "first", 120)
+    server = worker_process.SHARED.get()
+    assert first.status == "ok" and _made(stores), first.log_tail
+    for store in stores:
+        for path in tmp_path.glob(os.path.basename(store) + "*"):
+            path.unlink()
+    child = _forked(job, tmp_path, "second")
+    outcome = watch(child, tmp_path / "second.log", 120)
+    assert outcome.status == "ok" and _made(stores), outcome.log_tail
+    assert child.pid != server.proc.pid and worker_process.SHARED.get() is server
+
+
+def test_a_hung_child_is_killed_at_its_limit_and_the_next_job_runs(references, tmp_path):
+    job, stores = references
+    child = _forked(job, tmp_path, "hung")
+    os.kill(child.pid, signal.SIGSTOP)  # it never moves again: a hang, as the grader sees one
+    outcome = watch(child, tmp_path / "hung.log", 2.0)
+    assert outcome.status == "timeout" and not _made(stores)
+    with pytest.raises(ProcessLookupError):
+        os.kill(child.pid, 0)  # killed and reaped, not left stopped
+    after = worker_process.run_worker(job, tmp_path, "after", 120)
+    assert after.status == "ok" and _made(stores), after.log_tail
+
+
+def test_a_crashed_child_is_reported_by_its_signal_and_the_next_job_runs(references, tmp_path):
+    job, stores = references
+    child = _forked(job, tmp_path, "crashed")
+    os.kill(child.pid, signal.SIGSEGV)
+    outcome = watch(child, tmp_path / "crashed.log", 60)
+    assert (outcome.status, outcome.reason) == ("crashed", "was killed by signal 11 (SIGSEGV)")
+    after = worker_process.run_worker(job, tmp_path, "after", 120)
+    assert after.status == "ok" and _made(stores), after.log_tail
+
+
+def test_a_job_whose_server_dies_under_it_runs_again_in_a_new_one(references, tmp_path):
+    job, stores = references
+    server = worker_process.SHARED.get()
+
+    def kill_server_once_it_forks():
+        deadline = time.monotonic() + 60
+        while not server.live and time.monotonic() < deadline:
+            time.sleep(0.01)
+        server.proc.kill()
+
+    killer = threading.Thread(target=kill_server_once_it_forks)
+    killer.start()
+    outcome = worker_process.run_worker(job, tmp_path, "killed", 120)
+    killer.join()
+    assert server.gone and server.orphans, "the server was not killed while its child ran"
+    assert outcome.status == "ok" and _made(stores), outcome.log_tail
+    replacement = worker_process.SHARED.get()
+    assert replacement is not server and replacement.proc.poll() is None
+
+
+def test_a_submission_graded_across_a_dead_server_scores_as_without(course, tmp_path):
+    """The server killed while it measures one student's cases: her report is the one she gets
+    without the fault, and the next student's is graded as usual."""
+    grader = grader_for(ASSIGNMENT, course, timeout=120)
+    notebook = write_submission(tmp_path, "ann", solved_notebook(course))
+    calm = grader.grade("ann", notebook)
+    grader.measured = MeasuredPrograms()  # nothing reused: every case is measured again
+    server = worker_process.SHARED.get()
+    killed = threading.Event()
+
+    def kill_mid_measure():
+        while not killed.is_set() and not server.gone:
+            if server.live:
+                server.proc.kill()
+                killed.set()
+            time.sleep(0.005)
+
+    threading.Thread(target=kill_mid_measure, daemon=True).start()
+    faulted = grader.grade("ann", notebook)
+    killed.set()
+    assert server.gone and server.orphans
+    scores = [(t.name, t.score, t.status) for t in calm.tests]
+    assert [(t.name, t.score, t.status) for t in faulted.tests] == scores
+    after = grader.grade("bob", write_submission(tmp_path, "bob", solved_notebook(course)))
+    assert [(t.name, t.score, t.status) for t in after.tests] == scores
