@@ -93,7 +93,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=40)
     args = parser.parse_args()
-    from autograder.grading import images
+    from autograder.engine import images
 
     client = images.connect()
     with tempfile.TemporaryDirectory() as name:

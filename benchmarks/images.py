@@ -16,7 +16,7 @@ import sys
 import time
 
 from autograder.delivery import lab
-from autograder.grading import images
+from autograder.engine import images
 
 SIZE_TARGET_GB = 1.3
 HEALTHY_TARGET_S = 5.0

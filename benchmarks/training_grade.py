@@ -36,7 +36,7 @@ def main() -> None:
     import nbformat
 
     from autograder.core.course import Course
-    from autograder.grading import images, limits
+    from autograder.engine import images, limits
     from autograder.grading.docker_sandbox import DockerSandbox
     from autograder.grading.grader import grader_for
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.grading import images
+from autograder.engine import images
 from autograder.mesh import use_cpu_devices
 
 from .helpers.cluster import session_cluster

@@ -43,3 +43,22 @@ def test_bad_config_is_one_line(tmp_path, text, message):
     with pytest.raises((LimitsError, ConfigError), match=message) as err:
         load(tmp_path, "01_collectives")
     assert "\n" not in str(err.value)
+
+
+def test_every_grader_takes_its_time_limits_from_the_course(course, tmp_path):
+    """`jaxcourse check` in the instructor's checkout, the class run, the queue's workers and the
+    grading service all make their grader with ``grader_for``, which reads the course's limits."""
+    from autograder.core.course import Course
+    from autograder.grading.grader import grader_for
+
+    from .helpers.course import ASSIGNMENT
+
+    config = course.root / CONFIG
+    before = config.read_text() if config.is_file() else None
+    config.write_text(f"[sandbox]\ntest_timeout = 7\n\n[assignments.{ASSIGNMENT}.sandbox]\ntimeout = 42\n")
+    try:
+        grader = grader_for(ASSIGNMENT, Course(course.root), tmp_path)
+        assert (grader.timeout, grader.test_timeout) == (42.0, 7.0)
+        assert grader_for(ASSIGNMENT, Course(course.root), tmp_path, timeout=5).timeout == 5  # named: as named
+    finally:
+        config.unlink() if before is None else config.write_text(before)

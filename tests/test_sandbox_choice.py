@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.grading import classroom, images
+from autograder.engine import images
+from autograder.grading import classroom
 from autograder.grading.sandbox import ProcessSandbox
 
 

@@ -7,13 +7,14 @@ from __future__ import annotations
 import shutil
 
 from autograder.grading import scratch as module
+from autograder.grading.sandbox import ProcessSandbox
 from autograder.grading.scratch import scratch
 
 
-class Recording:
+class Recording(ProcessSandbox):
     """A sandbox that records what it was asked to clear, and clears it."""
 
-    name, isolates = "recording", False
+    name = "recording"
 
     def __init__(self) -> None:
         self.cleared: list = []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..core.course import Course
 from ..delivery.classdir import ClassDir
-from ..grading import images
+from ..engine import images
 from ..hub import deploy
 from .args import Subparsers, default, port
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..grading import images
+from ..engine import images
 from .args import Subparsers
 
 

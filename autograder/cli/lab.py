@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..delivery import lab
-from ..grading import images
+from ..engine import images
 from .args import Subparsers, default, port
 
 

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import JaxcourseError
-from ..grading import images
-from ..grading.containers import removed_after
+from ..engine import health, images
+from ..engine.containers import removed_after
 
 if TYPE_CHECKING:
     from docker.client import DockerClient
@@ -214,19 +214,11 @@ def _remove_quietly(client: DockerClient, name: str) -> None:
 
 
 def wait_healthy(container: Container, timeout: float = READY_TIMEOUT_S) -> float:
-    """Seconds until Docker's HEALTHCHECK passes; LabError with the log tail if the container dies."""
-    start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        container.reload()
-        state = container.attrs["State"]
-        if state.get("Health", {}).get("Status") == "healthy":
-            return time.monotonic() - start
-        if state["Status"] in ("exited", "dead"):
-            tail = container.logs(tail=15).decode(errors="replace").strip()
-            last = tail.splitlines()[-1] if tail else "no log"
-            raise LabError(f"the lab container exited with status {state['ExitCode']}: {last}")
-        time.sleep(0.2)
-    raise LabError(f"the lab container was not healthy after {timeout:.0f} s; see `docker logs {container.name}`")
+    """Seconds until the lab's HEALTHCHECK passes; LabError with its last output if it dies."""
+    try:
+        return health.wait_healthy(container, timeout)
+    except health.Unhealthy as err:
+        raise LabError(f"the lab container {err}; see `docker logs {container.name}`") from None
 
 
 def serve_docker(client: DockerClient, variant: str, work: Path, port: int, token: str,

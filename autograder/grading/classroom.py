@@ -6,6 +6,7 @@ student whose notebook fails to run gets a status and zeros; the others are grad
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -19,7 +20,8 @@ from typing import Any
 from ..core.course import Course
 from ..core.errors import JaxcourseError
 from ..core.profile import medians
-from . import feedback, gradebook, images, limits
+from ..engine import images
+from . import feedback, gradebook, limits
 from .docker_sandbox import DockerSandbox
 from .grader import Grader, grader_for
 from .report import Report
@@ -77,9 +79,10 @@ def _report(grader: Grader, submission: Submission, future: Future[Report]) -> R
 
 
 def open_sandbox(kind: str = "docker", image: str = DEFAULT_IMAGE, lim: limits.Limits | None = None,
-                 say: Say = print) -> Sandbox:  # fmt: skip
-    """The Docker sandbox, or a one-line error where no engine or image serves it: grading fails
-    closed. The process sandbox, which isolates nothing, only when asked for by name, loudly."""
+                 say: Say = print, warm: int = 0) -> Sandbox:  # fmt: skip
+    """The Docker sandbox (``warm`` containers started ahead), or a one-line error where no
+    engine or image serves it: grading fails closed. The process sandbox, which isolates
+    nothing, only when asked for by name, loudly."""
     from docker.errors import DockerException
 
     if kind == "process":
@@ -98,7 +101,7 @@ def open_sandbox(kind: str = "docker", image: str = DEFAULT_IMAGE, lim: limits.L
         ) from None
     except (images.ImageError, DockerException) as err:  # not found, or the build failed
         raise SandboxUnavailable(f"no sandbox image {image}: {str(err).splitlines()[0]}") from None
-    return DockerSandbox(image, lim or limits.Limits(), client)
+    return DockerSandbox(image, lim or limits.Limits(), client, warm)
 
 
 def grade_class(
@@ -128,17 +131,17 @@ def grade_class(
         raise FileNotFoundError(f"no submissions directory at {submissions}")
     lim = limits.load(course.root, assignment)
     if queue is None:
-        box = open_sandbox(sandbox, image, lim, say)
         jobs = jobs or lim.default_jobs()
+        box = open_sandbox(sandbox, image, lim, say, warm=jobs)
         grade_many, how = in_threads(jobs), f"{box.name} sandbox, {jobs} at once"
     else:
         box, (grade_many, how) = ProcessSandbox(), queue  # the grader here only fingerprints
-    grader = grader_for(assignment, course, timeout=lim.timeout, test_timeout=lim.test_timeout, sandbox=box)
+    grader = grader_for(assignment, course, sandbox=box)
     todo = find_submissions(submissions, assignment, grader.assignment.notebook)
     out.mkdir(parents=True, exist_ok=True)
     run = ClassRun(how=how)
     fresh = []
-    with _bar(len(todo), progress) as bar:
+    with _bar(len(todo), progress) as bar, contextlib.closing(box):
         for submission in todo:
             previous = None if force else _unchanged(grader, submission, out)
             if previous is None:
@@ -171,12 +174,10 @@ def _unchanged(grader: Grader, submission: Submission, out: Path) -> Report | No
 
 
 def _record(course: Course, grader: Grader, submission: Submission, report: Report, out: Path) -> None:
-    """results.json, then feedback, then the gradebook in one transaction: a run killed between
-    them finds the results on its next run and records them again."""
-    gradebook.write_results(out / report.student / "results.json", report)
+    """The feedback page, then the results and the gradebook (``gradebook.keep``)."""
     feedback.write(out / report.student, report)
-    db_url = f"sqlite:///{course.nbgrader_root / 'gradebook.db'}"
-    gradebook.record(db_url, Path(grader.assignment.notebook).stem, report, submission.timestamp)
+    notebook = Path(grader.assignment.notebook).stem
+    gradebook.keep(course.nbgrader_root, notebook, out / report.student, report, submission.timestamp)
 
 
 def _bar(total: int, enabled: bool) -> Any:  # a tqdm bar; tqdm is untyped

@@ -6,6 +6,9 @@ for /tmp and home, every capability dropped, no new privileges, uid 1000, an ini
 mounted read-only and a fresh results directory. Two watchdogs: ``timeout`` inside the container
 (it ends even if the grader is killed) and the grader's own wait, which kills the container.
 
+With ``warm``, containers are started ahead of need (``warm.py``): each still serves one
+submission and is removed after it.
+
 The container imports the grader's own copy of the package's untrusted side (``core``, ``specs``,
 ``harness``, ``untrusted``), mounted read-only over the image's installed package: the runner is
 the same code as the grader's reader, and the code that decides scores is not in the container.
@@ -15,16 +18,20 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.protocol import MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES
-from .containers import kill, remove, running
+from ..core.files import write_atomic
+from ..core.protocol import MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES, START
+from ..engine.containers import kill, remove, removed_after, running
 from .limits import Limits
 from .package import untrusted_package
 from .sandbox import LOG_TAIL_BYTES, CompileCache, Outcome, exit_reason, runner_argv
+from .warm import IDLE, WarmPool, WarmSlot, WarmSpec
 
 if TYPE_CHECKING:
     from docker.client import DockerClient
@@ -44,29 +51,107 @@ MAX_OUT_ENTRIES = 64  # the runner writes four files; a submission that writes m
 
 
 class DockerSandbox:
-    """Runs the runner in a container of ``image`` under ``limits``."""
+    """Runs the runner in a container of ``image`` under ``limits``; with ``warm``, keeps that
+    many containers started ahead, once a first run has said what they are for."""
 
     name = "docker"
     isolates = True
 
-    def __init__(self, image: str, limits: Limits, client: DockerClient | None = None) -> None:
-        from .images import connect
+    def __init__(self, image: str, limits: Limits, client: DockerClient | None = None, warm: int = 0) -> None:
+        from ..engine.images import connect
 
-        self.image, self.limits = image, limits
+        self.image, self.limits, self.warm = image, limits, warm
         self.client = client or connect()
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
         self.package = untrusted_package()
         _open_for_container(self.package)
         remove_orphans(self.client)
+        self._pool: WarmPool | None = None
+        self._held: dict[Path, WarmSlot] = {}  # workspaces handed out, by folder
+        self._lock = threading.Lock()
+
+    def workspace(self, prefix: str) -> Path:
+        """A submission's scratch folder: a warm slot's, whose container waits for its job, or a new one."""
+        slot = self._pool.take() if self._pool is not None else None
+        if slot is None:
+            return Path(tempfile.mkdtemp(prefix=prefix))
+        with self._lock:
+            self._held[slot.folder] = slot
+        return slot.folder
+
+    def release(self, path: Path) -> None:
+        """The workspace is done with: its warm container, if its run never came, is removed."""
+        with self._lock:
+            slot = self._held.pop(path, None)
+        if slot is not None:
+            remove(slot.container)
+
+    def close(self) -> None:
+        """Remove the warm containers no submission took."""
+        if self._pool is not None:
+            self._pool.close()
 
     def run(self, job: Path, out: Path, timeout: float, cache: CompileCache | None = None) -> Outcome:
+        spec = WarmSpec(timeout, cache)
+        with self._lock:
+            slot = self._held.pop(job.parent, None)
+        if slot is not None and slot.spec == spec and (job, out) == (slot.folder / "job", slot.folder / "out"):
+            outcome = self._run_warm(slot, job, out, timeout)
+            if outcome is not None:
+                return outcome
+        elif slot is not None:
+            remove(slot.container)
+        outcome = self._run_cold(job, out, timeout, cache)
+        if self.warm and not (cache is not None and cache.writable):  # the cache's filling run is once
+            with self._lock:
+                if self._pool is None:
+                    self._pool = WarmPool(spec, self.warm, self._start_slot)
+        return outcome
+
+    def _start_slot(self, spec: WarmSpec) -> WarmSlot:
+        """A container for ``spec``, started on an empty slot, its runner waiting for the job."""
+        folder = Path(tempfile.mkdtemp(prefix="jaxcourse-warm-"))
+        job, out = folder / "job", folder / "out"
+        job.mkdir()
+        out.mkdir()
         _open_for_container(job)
         out.chmod(0o777)
-        settings = self._settings(job, out, timeout)
+        settings = self._with_cache(self._settings(job, out, spec.timeout, warm=IDLE), spec.cache)
+        container = self.client.containers.run(detach=True, image=self.image, **settings)
+        return WarmSlot(folder, container, spec, time.monotonic())
+
+    def _run_warm(self, slot: WarmSlot, job: Path, out: Path, timeout: float) -> Outcome | None:
+        """The job, handed to the slot's waiting runner; None if the container is gone (it is
+        then run cold, in the same folders)."""
+        container = slot.container
+        container.reload()
+        if container.status != "running":
+            remove(container)
+            return None
+        _open_for_container(job)
+        out.chmod(0o777)
+        write_atomic(job / START, "")
+        (job / START).chmod(0o644)
+        phases: dict[str, float] = {}
+        started, started_at = time.perf_counter(), time.time()
+        with removed_after(container):
+            outcome = self._wait(container, out, timeout)
+            stopped = time.perf_counter()
+            phases["container run"] = stopped - started
+        phases["container remove"] = time.perf_counter() - stopped
+        return replace(outcome, started_at=started_at, phases=phases)
+
+    def _with_cache(self, settings: dict[str, Any], cache: CompileCache | None) -> dict[str, Any]:
         if cache is not None:  # read-only, unless this run is the one that fills it
             cache.path.chmod(0o777 if cache.writable else 0o755)
             settings["volumes"].append(f"{cache.path}:{XLA_CACHE}:{'rw' if cache.writable else 'ro'}")
             settings["environment"].update(cache.env(XLA_CACHE))
+        return settings
+
+    def _run_cold(self, job: Path, out: Path, timeout: float, cache: CompileCache | None) -> Outcome:
+        _open_for_container(job)
+        out.chmod(0o777)
+        settings = self._with_cache(self._settings(job, out, timeout), cache)
         phases: dict[str, float] = {}
         start = time.perf_counter()
         with running(self.client, image=self.image, **settings) as container:
@@ -112,13 +197,14 @@ class DockerSandbox:
             return Outcome("crashed", code, _logs(container), reason)
         return Outcome("ok" if code == 0 else "crashed", code, _logs(container), exit_reason(code))
 
-    def _settings(self, job: Path, out: Path, timeout: float) -> dict[str, Any]:
+    def _settings(self, job: Path, out: Path, timeout: float, warm: float = 0.0) -> dict[str, Any]:
+        """The container's options; ``warm``: seconds its runner may wait for the job first."""
         from docker.types import LogConfig
 
         limits = self.limits
-        watchdog = ["timeout", "--signal=KILL", f"{timeout + GRACE:g}"]
+        watchdog = ["timeout", "--signal=KILL", f"{warm + timeout + GRACE:g}"]
         return {
-            "entrypoint": watchdog + runner_argv("python", "/job", "/out"),
+            "entrypoint": watchdog + runner_argv("python", "/job", "/out", warm=warm),
             "command": [],
             "user": "1000:100",
             "working_dir": HOME,

@@ -57,6 +57,14 @@ def record(db_url: str, notebook: str, report: Report, timestamp: str | None) ->
         gb.db.commit()
 
 
+def keep(nbgrader_root: Path, notebook: str, out: Path, report: Report, timestamp: str | None) -> None:
+    """The one way a report is kept: its results.json in ``out`` (the student's graded folder),
+    then its row in the course's gradebook. A run stopped between the two finds the results on
+    its next run and records them again."""
+    write_results(out / "results.json", report)
+    record(f"sqlite:///{nbgrader_root / 'gradebook.db'}", notebook, report, timestamp)
+
+
 def write_csv(path: Path, reports: Iterable[Report]) -> None:
     text = io.StringIO(newline="")
     writer = csv.writer(text)

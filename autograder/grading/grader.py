@@ -38,7 +38,7 @@ from ..harness.layouts import layout_label
 from ..trusted import reference as records
 from ..trusted import results as protocol
 from ..trusted.kinds import score_task
-from . import expected, references
+from . import expected, limits, references
 from . import notebooks as nbio
 from .measured import MeasuredPrograms
 from .package import code_text
@@ -192,7 +192,7 @@ class Grader:
         ``keep_going``: run every cell and call nothing (filling the compile cache)."""
         job, out, artifacts = work / "job", work / "out", work / "artifacts"
         for folder in (job, out, artifacts):
-            folder.mkdir()
+            folder.mkdir(exist_ok=True)  # a warm sandbox's workspace has its job and out, empty
         (job / CELLS).write_text(json.dumps(cells))
         visible = [] if keep_going else self._calls(hidden=False)
         plan: Plan = {"num_devices": self.num_devices, "tests": visible, "keep_going": keep_going}
@@ -363,9 +363,14 @@ def provider_for(assignment: Assignment, course: Course | None, salted: bool = T
 
 
 def grader_for(assignment: str, course: Course | None, cache: Path | None = None, **options: Any) -> Grader:
-    """A ``Grader``, with its reference cache under the course (or a temporary directory)."""
+    """The one way to make a ``Grader``: its reference cache under the course (or a temporary
+    directory), its time limits from the course's ``jaxcourse.toml`` (``[sandbox]``, then the
+    assignment's own table) unless ``options`` name them."""
     spec = specs.get(assignment)
     if cache is None:
         base = course.nbgrader_root if course else Path(tempfile.gettempdir())
         cache = base / ".jaxcourse" / "reference" / spec.name
+    if course is not None:
+        lim = limits.load(course.root, spec.name)
+        options = {"timeout": lim.timeout, "test_timeout": lim.test_timeout, **options}
     return Grader(provider_for(spec, course), cache, **options)

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -63,7 +64,19 @@ class Sandbox(Protocol):
     name: str
     isolates: bool  # whether the code inside is kept from the network, the files and the machine
 
+    def workspace(self, prefix: str) -> Path:
+        """A new folder for one submission's job and results (``job/`` and ``out/`` in it)."""
+        ...
+
+    def release(self, path: Path) -> None:
+        """``path``, a workspace, is done with (run or not)."""
+        ...
+
     def run(self, job: Path, out: Path, timeout: float, cache: CompileCache | None = None) -> Outcome: ...
+
+    def close(self) -> None:
+        """No more runs: whatever was started ahead of them is removed."""
+        ...
 
     def clear(self, path: Path) -> None:
         """Remove what the code inside left under ``path`` that the grader's user cannot."""
@@ -145,13 +158,21 @@ def watch(
         if progress is not None and progress.exists() and progress.stat().st_size != size:
             size, moved = progress.stat().st_size, now
         if now - start > timeout or (stall is not None and now - moved > stall):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            kill_group(proc.pid)
             proc.wait()
             return Outcome("timeout", None, _tail(log), started_at=started_at)
         time.sleep(0.05)
     code = proc.wait()
     return Outcome("ok" if code == 0 else "crashed", code, _tail(log), exit_reason(code), started_at)
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process's group; the process alone if it has not made its group yet."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def last_line(text: str) -> str:
@@ -168,8 +189,10 @@ def _tail(log: Path) -> str:
         return f.read().decode("utf-8", "replace")
 
 
-def runner_argv(python: str, job: Path | str, out: Path | str, *flags: str) -> list[str]:
-    return [python, *flags, "-m", RUNNER, f"{job}/{CELLS}", f"{job}/{PLAN}", str(out)]
+def runner_argv(python: str, job: Path | str, out: Path | str, *flags: str, warm: float = 0.0) -> list[str]:
+    """The runner's command line; ``warm``: it starts ahead of its job and waits this long for it."""
+    ahead = [f"--warm={warm:g}"] if warm else []
+    return [python, *flags, "-m", RUNNER, *ahead, f"{job}/{CELLS}", f"{job}/{PLAN}", str(out)]
 
 
 class ProcessSandbox:
@@ -180,6 +203,15 @@ class ProcessSandbox:
 
     name = "process"
     isolates = False
+
+    def workspace(self, prefix: str) -> Path:
+        return Path(tempfile.mkdtemp(prefix=prefix))
+
+    def release(self, path: Path) -> None:
+        """Nothing was started for it."""
+
+    def close(self) -> None:
+        """Nothing runs ahead."""
 
     def run(self, job: Path, out: Path, timeout: float, cache: CompileCache | None = None) -> Outcome:
         """``cache`` is used as it is, read-only or not: nothing here could keep the code from it."""

@@ -9,7 +9,6 @@ import os
 import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,12 @@ from .sandbox import Sandbox
 
 @contextlib.contextmanager
 def scratch(prefix: str, sandbox: Sandbox) -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix=prefix))
+    """The sandbox's workspace for one submission (a warm sandbox's, where one waits)."""
+    path = sandbox.workspace(prefix)
     try:
         yield path
     finally:
+        sandbox.release(path)
         clear(path, sandbox)
 
 

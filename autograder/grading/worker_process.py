@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from typing import IO
 from ..core.errors import JaxcourseError
 from ..core.files import write_atomic
 from ..trusted.jobs import ForkRequest, WorkerJob
-from .sandbox import Outcome, clean_env, run_process, watch
+from .sandbox import Outcome, clean_env, kill_group, run_process, watch
 
 WORKER = "autograder.trusted.worker"
 FORKSERVER = "autograder.trusted.forkserver"
@@ -103,7 +102,7 @@ class ForkServer:
         with self.changed:  # the server died: its children are killed, and count as killed
             self.gone = True
             for pid in self.live:
-                _kill_group(pid)
+                kill_group(pid)
                 self.exits[pid] = KILLED
             self.orphans |= self.live
             self.live.clear()
@@ -204,13 +203,6 @@ def run_worker(
             progress.unlink(missing_ok=True)  # the job starts over: its progress too
     argv = [sys.executable, "-m", WORKER, str(path)]
     return run_process(argv, work, clean_env(work), timeout, log, progress, stall, grace)
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, 9)
-    except ProcessLookupError:
-        pass
 
 
 def _read_line(stream: IO[bytes], timeout: float) -> dict[str, int] | None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ from ..core.config import CONFIG
 from ..core.course import Course
 from ..core.errors import JaxcourseError
 from ..delivery.classdir import ClassDir
-from ..grading import images
+from ..engine import health, images
 from ..queue.app import BROKER_ENV
 from ..queue.jobs import KEY_ENV
 from . import networks, roster
@@ -186,17 +185,10 @@ def _start(client: DockerClient, say: Say, name: str, ready: Callable[[Container
 
 
 def wait_healthy(container: Container) -> None:
-    deadline = time.monotonic() + READY_S
-    while time.monotonic() < deadline:
-        container.reload()
-        health = container.attrs["State"].get("Health", {}).get("Status")
-        if health == "healthy":
-            return
-        if container.status in ("exited", "dead"):
-            break
-        time.sleep(0.5)
-    tail = container.logs(tail=15).decode("utf-8", "replace")
-    raise HubError(f"{container.name} did not become healthy; its last output:\n{tail}")
+    try:
+        health.wait_healthy(container, READY_S)
+    except health.Unhealthy as err:
+        raise HubError(str(err)) from None
 
 
 def _owner(deployment: Deployment) -> dict[str, Any]:
@@ -296,7 +288,7 @@ def hub_options(deployment: Deployment, student_image: str, network: str) -> dic
 def down(deployment: Deployment, say: Say = print) -> int:
     """Stop and remove the class's containers (students' servers too) and networks; the class
     directory keeps all state. Returns how many containers were removed."""
-    from ..grading.containers import remove
+    from ..engine.containers import remove
 
     client = images.connect()
     mine = client.containers.list(all=True, filters={"label": f"{LABEL}={deployment.name}"})

@@ -25,7 +25,7 @@ from ..core.course import Course
 from ..core.errors import JaxcourseError
 from ..delivery.exchange import policy
 from ..delivery.exchange.store import Store, Submission
-from ..grading import feedback, gradebook, limits, notebooks
+from ..grading import feedback, gradebook, notebooks
 from ..grading.grader import Grader, grader_for
 from ..grading.report import Report
 from ..grading.sandbox import ProcessSandbox
@@ -61,10 +61,7 @@ class GradingService:
     def grader(self, assignment: str) -> Grader:
         """A grader for fingerprints, identities and zero reports: it never runs a notebook here."""
         if assignment not in self.graders:
-            lim = limits.load(self.course.root, assignment)
-            self.graders[assignment] = grader_for(
-                assignment, self.course, timeout=lim.timeout, test_timeout=lim.test_timeout, sandbox=ProcessSandbox()
-            )
+            self.graders[assignment] = grader_for(assignment, self.course, sandbox=ProcessSandbox())
         return self.graders[assignment]
 
     def step(self) -> int:
@@ -165,17 +162,13 @@ class GradingService:
         marker that says this submission is done."""
         out = self.course.nbgrader_root / "graded" / submission.assignment / submission.student
         latest = self._is_latest(out / "results.json", submission)
-        if latest:
-            gradebook.write_results(out / "results.json", report)
-            (out / "submission.txt").write_text(submission.timestamp + "\n")
+        notebook = Path(self.grader(submission.assignment).assignment.notebook).stem
         shown = _shown(report, policy.load(self.course.root, submission.assignment).feedback)
         if shown is not None:
-            self.store.write_feedback(submission, {Path(self.grader(submission.assignment).assignment.notebook).stem:
-                                                   feedback.to_html(shown)})  # fmt: skip
+            self.store.write_feedback(submission, {notebook: feedback.to_html(shown)})
         if latest:
-            db_url = f"sqlite:///{self.course.nbgrader_root / 'gradebook.db'}"
-            notebook = Path(self.grader(submission.assignment).assignment.notebook).stem
-            gradebook.record(db_url, notebook, report, submission.timestamp)
+            gradebook.keep(self.course.nbgrader_root, notebook, out, report, submission.timestamp)
+            (out / "submission.txt").write_text(submission.timestamp + "\n")
         self._mark(submission, report, latest)
 
     def _mark(self, submission: Submission, report: Report, latest: bool) -> None:

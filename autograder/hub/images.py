@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..grading.images import Say, build_image, choose_base, git_revision, tar_context
+from ..engine.images import Say, build_image, choose_base, git_revision, tar_context
 
 if TYPE_CHECKING:
     from docker.client import DockerClient

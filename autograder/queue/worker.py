@@ -60,12 +60,11 @@ class Worker:
     def grader(self, assignment: str) -> Grader:
         with self._lock:
             if assignment not in self._graders:
-                lim = limits.load(self.course.root, assignment)
+                lim = limits.load(self.course.root, assignment)  # the sandbox's memory and CPUs
+                sandbox = open_sandbox(self.sandbox, self.image, lim, lambda _: None)
                 self._graders[assignment] = grader_for(
-                    assignment, self.course, self.cache / assignment,
-                    timeout=lim.timeout, test_timeout=lim.test_timeout,
-                    sandbox=open_sandbox(self.sandbox, self.image, lim, lambda _: None),
-                )  # fmt: skip
+                    assignment, self.course, self.cache / assignment, sandbox=sandbox
+                )
             return self._graders[assignment]
 
     def grading(self, assignment: str) -> Grading:
@@ -116,7 +115,7 @@ def open_worker(course: Course, sandbox: str, image: str, cache: Path | None, ke
 
     box = open_sandbox(sandbox, image, limits.load(course.root, ""), say)  # says which, once
     if box.name == "docker":
-        from ..grading.images import connect
+        from ..engine.images import connect
 
         built_from = image_of(connect().images.get(image).labels)
         wanted = expected_image(course.root)

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from autograder.delivery import lab
-from autograder.grading.containers import running
+from autograder.engine.containers import running
 
 from ..helpers.images import Lab, jovyan_dir
 

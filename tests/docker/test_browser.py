@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from autograder.grading import images
+from autograder.engine import images
 
 from ..helpers.images import chromium_or_skip
 

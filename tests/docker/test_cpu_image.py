@@ -12,8 +12,8 @@ import tarfile
 import pytest
 
 from autograder.delivery import lab
-from autograder.grading import images
-from autograder.grading.containers import running
+from autograder.engine import images
+from autograder.engine.containers import running
 from autograder.specs import get
 
 from ..helpers.course import REPO

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from autograder.grading.containers import remove
-from autograder.grading.images import OFFLINE_BASE
+from autograder.engine.containers import remove
+from autograder.engine.images import OFFLINE_BASE
 from autograder.hub import deploy
 
 from ..helpers.engine import LOCK, clear_dead_classes

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autograder.delivery import lab
-from autograder.grading import images
+from autograder.engine import images
 
 from ..helpers.images import jovyan_dir, run_once
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from autograder.core.course import Course
 from autograder.delivery.classdir import ClassDir
-from autograder.grading.containers import remove
+from autograder.engine.containers import remove
 from autograder.hub import deploy
 
 from .course import REPO

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.delivery import lab
-from autograder.grading import images
-from autograder.grading.containers import running
+from autograder.engine import images
+from autograder.engine.containers import running
 
 from .engine import unavailable
 
