@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,18 +14,13 @@ from pathlib import Path
 import pytest
 import requests
 
-from autograder.grading import images
+from autograder.engine import images
 
 from ..helpers.course import REPO
+from ..helpers.net import free_port
 
 JAXCOURSE = [sys.executable, "-m", "autograder.cli"]
 URL_RE = re.compile(r"(http://127\.0\.0\.1:\d+)/lab\?token=([0-9a-f]+)")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _as_from_a_terminal() -> None:

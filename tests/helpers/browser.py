@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -17,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .net import free_port
+
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run",
          "--disable-dev-shm-usage", "--remote-allow-origins=*", "--window-size=1400,900")  # fmt: skip
@@ -24,12 +25,6 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 
 def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Page:
@@ -90,7 +85,7 @@ def chromium(url: str) -> Iterator[Page]:
     path = chromium_path()
     if path is None:
         raise FileNotFoundError("chromium is not installed (apt-get install chromium)")
-    port = _free_port()
+    port = free_port()
     with tempfile.TemporaryDirectory(prefix="jaxcourse-chromium-", ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen([path, *FLAGS, f"--user-data-dir={profile}", f"--remote-debugging-port={port}", url],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip

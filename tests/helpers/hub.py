@@ -47,13 +47,6 @@ def jaxcourse(course_root: Path, *args: str, timeout: float = 900) -> str:
     return done.stdout
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def resolve_localhost_subdomains() -> None:
     """``<anything>.localhost`` resolves to this machine here, as browsers resolve it: each user's
     server of a class on this machine is at ``<user>.localhost`` (an origin of its own), and this

@@ -20,12 +20,12 @@ from ..helpers.hub import (
     ROSTER,
     SHOTS,
     User,
-    free_port,
     jaxcourse,
     resolve_localhost_subdomains,
     save_logs,
 )
 from ..helpers.images import chromium_or_skip
+from ..helpers.net import free_port
 
 
 @pytest.fixture(scope="session")

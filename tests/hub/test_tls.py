@@ -17,7 +17,8 @@ from autograder.hub.deploy import LOCAL_DOMAIN
 
 from ..helpers.classroom import TEST_LIMITS, class_course
 from ..helpers.course import ASSIGNMENT, REPO
-from ..helpers.hub import User, free_port, jaxcourse, resolve_localhost_subdomains, save_logs
+from ..helpers.hub import User, jaxcourse, resolve_localhost_subdomains, save_logs
+from ..helpers.net import free_port
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

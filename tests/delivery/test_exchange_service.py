@@ -19,6 +19,8 @@ import requests
 from autograder.delivery.exchange import service
 from autograder.delivery.exchange.store import Store
 
+from ..helpers.net import free_port
+
 A = "01_collectives"
 NOW = datetime.datetime(2026, 12, 2, 9, 0, tzinfo=datetime.UTC)
 
@@ -33,7 +35,7 @@ def exchange(tmp_path, monkeypatch):
     (release / f"{A}.ipynb").write_text("{}")
     store.release(A, release)
     config_file.write_text('[class]\nmax_submissions = 2\nmax_submission_size = "1m"\n')
-    port, loop = _free_port(), asyncio.new_event_loop()
+    port, loop = free_port(), asyncio.new_event_loop()
     started = threading.Event()
 
     def serve() -> None:
@@ -51,12 +53,6 @@ def exchange(tmp_path, monkeypatch):
 def _user_from_header(handler):
     name = handler.request.headers.get("X-User")
     return {"kind": "user", "name": name} if name else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _submit(url, user, files):
