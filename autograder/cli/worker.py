@@ -6,6 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
+from ..core import environment
 from ..core.course import Course
 from ..grading import classroom, limits
 from ..queue import worker
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         raise BrokerError(f"say where the queue is: --broker redis://:PASSWORD@HOST:6379/0, or ${BROKER_ENV}")
     course = Course.find(args.course) if args.course else Course.find()
     if args.course:
-        os.environ.setdefault("JAXCOURSE_ROOT", str(course.root))  # the image check finds the lock here
+        os.environ.setdefault(environment.ROOT, str(course.root))  # the image check finds the lock here
     host = worker.open_worker(course, args.sandbox, args.image, args.cache, outcome_key(args.broker), print)
     concurrency = args.concurrency or limits.load(course.root, "").default_jobs()
     worker.serve(host, args.broker, concurrency, job_seconds(course))

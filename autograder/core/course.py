@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from . import environment
 from .errors import JaxcourseError
 from .tasks import Assignment, Case, Targets
 
@@ -41,7 +42,7 @@ class Course:
     @classmethod
     def find(cls, start: Path | None = None) -> Course:
         """``JAXCOURSE_ROOT``, or the nearest directory upwards holding assignments/nbgrader_config.py."""
-        env = os.environ.get("JAXCOURSE_ROOT")
+        env = os.environ.get(environment.ROOT)
         here = (start or Path.cwd()).resolve()
         candidates = [Path(env)] if env else [here, *here.parents]
         for path in candidates:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import TYPE_CHECKING, Any
 
+from . import environment
 from .errors import JaxcourseError
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ def _backends_started() -> bool:
 
 def default_device_count() -> int:
     """Simulated CPU devices for the course: ``JAXCOURSE_NUM_DEVICES`` or 8."""
-    raw = os.environ.get("JAXCOURSE_NUM_DEVICES", "8")
+    raw = os.environ.get(environment.NUM_DEVICES, "8")
     try:
         count = int(raw)
     except ValueError:

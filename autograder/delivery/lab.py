@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import environment
 from ..core.errors import JaxcourseError
 from ..engine import health, images
 from ..engine.containers import removed_after
@@ -261,18 +262,18 @@ def _follow(container: Container) -> int:
 
 def local_env(work: Path, token: str, repo: Path) -> dict[str, str]:
     """The image's environment, recreated for a local jupyter process."""
-    devices = os.environ.get("JAXCOURSE_NUM_DEVICES", "8")
+    devices = os.environ.get(environment.NUM_DEVICES, "8")
     ours = str(repo / "docker" / "jupyter")
     config_path = os.pathsep.join(filter(None, [ours, os.environ.get("JUPYTER_CONFIG_PATH")]))
     return os.environ | {
         "JAXCOURSE_VARIANT": "cpu",
-        "JAXCOURSE_NUM_DEVICES": devices,
+        environment.NUM_DEVICES: devices,
         "JAX_NUM_CPU_DEVICES": devices,
         "JAXCOURSE_EXCHANGE": str(work / ".jaxcourse" / "exchange"),
         "JAXCOURSE_COURSE_ID": images.COURSE_ID,
         "JAXCOURSE_WORK": str(work),
         # The checks judge against the release's records, as the image's do (grading/expected.py).
-        "JAXCOURSE_EXPECTED": str(images.Sources.of(repo).expected),
+        environment.EXPECTED: str(images.Sources.of(repo).expected),
         "JUPYTER_CONFIG_PATH": config_path,
         "JUPYTER_TOKEN": token,
     }

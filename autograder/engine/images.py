@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core import environment
 from ..core.errors import JaxcourseError
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def connect() -> DockerClient:
 
 def find_repo(start: Path | None = None) -> Path:
     """The course checkout: the nearest directory upwards holding docker/Dockerfile."""
-    env = os.environ.get("JAXCOURSE_ROOT")
+    env = os.environ.get(environment.ROOT)
     here = Path(env) if env else (start or Path.cwd()).resolve()
     for path in (here, *here.parents):
         if (path / "docker" / "Dockerfile").is_file():

@@ -15,13 +15,14 @@ import os
 import shutil
 from pathlib import Path
 
+from ..core import environment
 from ..core.course import Course, CourseError
 from ..core.mesh import MeshSpec, default_device_count
 from ..core.tasks import Assignment
 from .plan import plan
 from .references import Provider, ensure, record_key
 
-ENV = "JAXCOURSE_EXPECTED"
+ENV = environment.EXPECTED
 FOLDER = "expected"
 TIMEOUT = 600.0  # seconds to compute one assignment's records (03's layouts start processes)
 

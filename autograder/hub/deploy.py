@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import environment
 from ..core.config import CONFIG
 from ..core.course import Course
 from ..core.errors import JaxcourseError
@@ -212,7 +213,7 @@ def _python_service(deployment: Deployment, image: str, network: str, argv: list
     checkout = str(deployment.checkout.root)
     return {
         "image": image, "network": network, "entrypoint": ["tini", "-g", "--", *argv], "command": [],
-        "environment": {"HOME": "/tmp", "JAXCOURSE_ROOT": checkout, "JAXCOURSE_CLASS_DIR": str(deployment.classdir.root),
+        "environment": {"HOME": "/tmp", environment.ROOT: checkout, environment.CLASS_DIR: str(deployment.classdir.root),
                         BROKER_ENV: deployment.broker(), KEY_ENV: deployment.classdir.secret("queue_key"),
                         "PYTHONUNBUFFERED": "1"},
         "volumes": {checkout: {"bind": checkout, "mode": "ro"}}, **_owner(deployment), **_locked_down(),
@@ -270,14 +271,14 @@ def hub_options(deployment: Deployment, student_image: str, network: str) -> dic
         "mem_limit": settings.hub_memory, "memswap_limit": settings.hub_memory,
         "working_dir": f"{root}/hub", "volumes": volumes, "labels": deployment.labels,
         "environment": {
-            "JAXCOURSE_CLASS_DIR": root, "JAXCOURSE_HUB_NAME": f"{deployment.name}-hub",
+            environment.CLASS_DIR: root, "JAXCOURSE_HUB_NAME": f"{deployment.name}-hub",
             "JAXCOURSE_NETWORK": network, "JAXCOURSE_IMAGE": student_image,
             "JAXCOURSE_PREFIX": f"{deployment.name}-lab", "JAXCOURSE_COURSE_ROOT": str(deployment.checkout.root),
             "JAXCOURSE_MEM_LIMIT": settings.memory, "JAXCOURSE_CPU_LIMIT": str(settings.cpus),
             "JAXCOURSE_PIDS_LIMIT": str(settings.pids), "JAXCOURSE_IDLE_TIMEOUT": str(settings.idle_timeout),
             "JAXCOURSE_CLASS_NAME": deployment.name, "JAXCOURSE_SERVER_SUBNETS": settings.server_subnets,
-            "JAXCOURSE_PUBLIC_URL": deployment.url, "JAXCOURSE_WORK_QUOTA": settings.work_quota,
-            "JAXCOURSE_QUOTA_EVERY": str(settings.quota_every), "JAXCOURSE_SCRATCH": settings.scratch,
+            "JAXCOURSE_PUBLIC_URL": deployment.url, environment.WORK_QUOTA: settings.work_quota,
+            environment.QUOTA_EVERY: str(settings.quota_every), "JAXCOURSE_SCRATCH": settings.scratch,
         },
     }  # fmt: skip
 

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..core import environment
 from ..core.course import Course
 from ..core.errors import JaxcourseError
 from ..delivery.exchange import policy
@@ -207,8 +208,8 @@ def _shown(report: Report, rule: str) -> Report | None:
 
 
 def main() -> None:
-    class_dir = Path(os.environ["JAXCOURSE_CLASS_DIR"])
-    course = Course(Path(os.environ["JAXCOURSE_ROOT"]), nbgrader=class_dir)
+    class_dir = Path(os.environ[environment.CLASS_DIR])
+    course = Course(Path(os.environ[environment.ROOT]), nbgrader=class_dir)
     seconds = job_seconds(course)
     broker = os.environ[BROKER_ENV]
     dispatcher = Dispatcher(make_app(broker, seconds), 2 * visibility_timeout(seconds), outcome_key(broker), _say)

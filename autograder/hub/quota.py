@@ -20,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..core import environment
+
 NOTE = "OVER_QUOTA.txt"
 _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
@@ -66,8 +68,8 @@ def sweep(home: Path, quota: int, running: set[str], stop: Callable[[str], None]
 
 def main() -> None:  # run by the hub as a service; tests/hub tries it
     api, token = os.environ["JUPYTERHUB_API_URL"].rstrip("/"), os.environ["JUPYTERHUB_API_TOKEN"]
-    home, quota = Path(os.environ["JAXCOURSE_CLASS_DIR"]) / "home", size_bytes(os.environ["JAXCOURSE_WORK_QUOTA"])
-    every = float(os.environ.get("JAXCOURSE_QUOTA_EVERY", "60"))
+    home, quota = Path(os.environ[environment.CLASS_DIR]) / "home", size_bytes(os.environ[environment.WORK_QUOTA])
+    every = float(os.environ.get(environment.QUOTA_EVERY, "60"))
 
     def call(method: str, path: str) -> Any:
         request = urllib.request.Request(f"{api}{path}", method=method, headers={"Authorization": f"token {token}"})

@@ -29,6 +29,7 @@ from tornado import web
 from tornado.http1connection import HTTP1Connection
 from tornado.ioloop import IOLoop
 
+from ...core import environment
 from ...grading import notebooks
 from . import policy
 from .store import Store, StoreError, Submission
@@ -238,7 +239,7 @@ def main() -> None:
     from urllib.parse import urlparse
 
     url = urlparse(os.environ["JUPYTERHUB_SERVICE_URL"])
-    store = Store(Path(os.environ["JAXCOURSE_CLASS_DIR"]) / "exchange")
+    store = Store(Path(os.environ[environment.CLASS_DIR]) / "exchange")
     app = make_app(store, Path(os.environ.get("JAXCOURSE_CONFIG_DIR", "/etc/jaxcourse")),
                    os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/exchange/"))  # fmt: skip
 
