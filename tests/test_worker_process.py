@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import threading
 import time
 
@@ -18,7 +19,8 @@ from autograder.grading import worker_process
 from autograder.grading.grader import grader_for
 from autograder.grading.measured import MeasuredPrograms
 from autograder.grading.references import fingerprint
-from autograder.grading.sandbox import watch
+from autograder.grading.sandbox import kill_group, watch
+from autograder.trusted import forkserver
 from autograder.trusted import reference as records
 from autograder.trusted.jobs import ReferenceRun
 
@@ -133,3 +135,29 @@ def test_a_submission_graded_across_a_dead_server_scores_as_without(course, tmp_
     assert [(t.name, t.score, t.status) for t in faulted.tests] == scores
     after = grader.grade("bob", write_submission(tmp_path, "bob", solved_notebook(course)))
     assert [(t.name, t.score, t.status) for t in after.tests] == scores
+
+
+@pytest.mark.parametrize("kill", [kill_group, forkserver._kill_group], ids=["grader", "server"])
+def test_a_process_that_has_not_made_its_group_yet_is_killed_all_the_same(kill):
+    """A child stopped between its fork and its ``setsid`` is in its parent's group: killing its
+    group finds none, and the process itself is killed instead (a server once waited forever on
+    such a child)."""
+    sleeper = subprocess.Popen(["sleep", "600"])  # in this process's group, not one of its own
+    try:
+        kill(sleeper.pid)
+        assert sleeper.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        sleeper.kill()
+
+
+def test_a_server_whose_grader_is_gone_kills_its_children_and_exits(references, tmp_path):
+    job, _ = references
+    server = worker_process.ForkServer.start()
+    path = tmp_path / "orphan.json"
+    write_atomic(path, json.dumps(job))
+    child = server.fork(path, tmp_path, tmp_path / "orphan.log")
+    os.kill(child.pid, signal.SIGSTOP)
+    server.stop()  # its stdin closes, as when the grading process dies
+    assert server.proc.returncode == 0
+    with pytest.raises(ProcessLookupError):
+        os.kill(child.pid, 0)

@@ -13,6 +13,7 @@ survive a fork, so each child starts its own, with its own device count.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -112,10 +113,12 @@ def serve(requests: int, events: TextIO) -> None:
 
 
 def _kill_group(pid: int) -> None:
+    """SIGKILL the child's group; the child alone if it was stopped before it made its group."""
     try:
         os.killpg(pid, 9)
     except ProcessLookupError:
-        pass
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
 
 
 def main() -> int:
