@@ -161,3 +161,18 @@ def test_a_server_whose_grader_is_gone_kills_its_children_and_exits(references, 
     assert server.proc.returncode == 0
     with pytest.raises(ProcessLookupError):
         os.kill(child.pid, 0)
+
+
+def test_a_server_that_writes_what_is_not_an_event_is_stopped_and_said(tmp_path):
+    """Nothing of ours writes such a line; if one comes, the server is taken as gone wrong: it is
+    killed, and a job asked of it is refused at once instead of waiting forever."""
+    impostor = subprocess.Popen(["sh", "-c", "echo not an event; exec sleep 600"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    server = worker_process.ForkServer(impostor, tmp_path)
+    reader = threading.Thread(target=server._read_events)
+    reader.start()
+    reader.join(timeout=10)
+    assert not reader.is_alive() and server.gone
+    assert impostor.wait(timeout=10) == -signal.SIGKILL
+    with pytest.raises(worker_process.ServerGone, match="the warm trusted worker stopped"):
+        server.fork(tmp_path / "job.json", tmp_path, tmp_path / "job.log")

@@ -88,17 +88,22 @@ class ForkServer:
             return ForkedChild(self, self.forked.pop(tag))
 
     def _read_events(self) -> None:
+        """Each event as it comes, until the server's stdout closes; a line that is not an event
+        (nothing of ours writes one) is taken as the server gone wrong, and it is stopped."""
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            event = json.loads(line)
-            with self.changed:
-                if "tag" in event:
-                    self.forked[event["tag"]] = event["pid"]
-                    self.live.add(event["pid"])
-                else:
-                    self.exits[event["pid"]] = event["status"]
-                    self.live.discard(event["pid"])
-                self.changed.notify_all()
+        try:
+            for line in self.proc.stdout:
+                event = json.loads(line)
+                with self.changed:
+                    if "tag" in event:
+                        self.forked[event["tag"]] = event["pid"]
+                        self.live.add(event["pid"])
+                    else:
+                        self.exits[event["pid"]] = event["status"]
+                        self.live.discard(event["pid"])
+                    self.changed.notify_all()
+        except (ValueError, KeyError, TypeError):
+            kill_group(self.proc.pid)
         with self.changed:  # the server died: its children are killed, and count as killed
             self.gone = True
             for pid in self.live:
