@@ -19,7 +19,7 @@ from autograder.grading import worker_process
 from autograder.grading.grader import grader_for
 from autograder.grading.measured import MeasuredPrograms
 from autograder.grading.references import fingerprint
-from autograder.grading.sandbox import kill_group, watch
+from autograder.grading.sandbox import Deadline, kill_group, watch
 from autograder.trusted import forkserver
 from autograder.trusted import reference as records
 from autograder.trusted.jobs import ReferenceRun
@@ -56,14 +56,14 @@ def _made(stores):
 
 def test_jobs_run_in_fresh_children_of_one_warm_server(references, tmp_path):
     job, stores = references
-    first = worker_process.run_worker(job, tmp_path, "first", 120)
+    first = worker_process.run_worker(job, tmp_path, "first", Deadline(120))
     server = worker_process.SHARED.get()
     assert first.status == "ok" and _made(stores), first.log_tail
     for store in stores:
         for path in tmp_path.glob(os.path.basename(store) + "*"):
             path.unlink()
     child = _forked(job, tmp_path, "second")
-    outcome = watch(child, tmp_path / "second.log", 120)
+    outcome = watch(child, tmp_path / "second.log", Deadline(120))
     assert outcome.status == "ok" and _made(stores), outcome.log_tail
     assert child.pid != server.proc.pid and worker_process.SHARED.get() is server
 
@@ -72,11 +72,11 @@ def test_a_hung_child_is_killed_at_its_limit_and_the_next_job_runs(references, t
     job, stores = references
     child = _forked(job, tmp_path, "hung")
     os.kill(child.pid, signal.SIGSTOP)  # it never moves again: a hang, as the grader sees one
-    outcome = watch(child, tmp_path / "hung.log", 2.0)
+    outcome = watch(child, tmp_path / "hung.log", Deadline(2.0))
     assert outcome.status == "timeout" and not _made(stores)
     with pytest.raises(ProcessLookupError):
         os.kill(child.pid, 0)  # killed and reaped, not left stopped
-    after = worker_process.run_worker(job, tmp_path, "after", 120)
+    after = worker_process.run_worker(job, tmp_path, "after", Deadline(120))
     assert after.status == "ok" and _made(stores), after.log_tail
 
 
@@ -84,9 +84,9 @@ def test_a_crashed_child_is_reported_by_its_signal_and_the_next_job_runs(referen
     job, stores = references
     child = _forked(job, tmp_path, "crashed")
     os.kill(child.pid, signal.SIGSEGV)
-    outcome = watch(child, tmp_path / "crashed.log", 60)
+    outcome = watch(child, tmp_path / "crashed.log", Deadline(60))
     assert (outcome.status, outcome.reason) == ("crashed", "was killed by signal 11 (SIGSEGV)")
-    after = worker_process.run_worker(job, tmp_path, "after", 120)
+    after = worker_process.run_worker(job, tmp_path, "after", Deadline(120))
     assert after.status == "ok" and _made(stores), after.log_tail
 
 
@@ -102,7 +102,7 @@ def test_a_job_whose_server_dies_under_it_runs_again_in_a_new_one(references, tm
 
     killer = threading.Thread(target=kill_server_once_it_forks)
     killer.start()
-    outcome = worker_process.run_worker(job, tmp_path, "killed", 120)
+    outcome = worker_process.run_worker(job, tmp_path, "killed", Deadline(120))
     killer.join()
     assert server.gone and server.orphans, "the server was not killed while its child ran"
     assert outcome.status == "ok" and _made(stores), outcome.log_tail
@@ -176,3 +176,16 @@ def test_a_server_that_writes_what_is_not_an_event_is_stopped_and_said(tmp_path)
     assert impostor.wait(timeout=10) == -signal.SIGKILL
     with pytest.raises(worker_process.ServerGone, match="the warm trusted worker stopped"):
         server.fork(tmp_path / "job.json", tmp_path, tmp_path / "job.log")
+
+
+def test_without_a_warm_server_every_job_runs_cold_and_it_is_said_once(references, tmp_path, monkeypatch, capsys):
+    """A server that cannot start (here: its module is not there; elsewhere, imports that
+    started a thread) leaves the jobs to cold processes, graded the same, said once."""
+    job, stores = references
+    monkeypatch.setattr(worker_process, "SHARED", worker_process._Shared())
+    monkeypatch.setattr(worker_process, "FORKSERVER", "autograder.trusted.no_such_server")
+    outcomes = [worker_process.run_worker(job, tmp_path, name, Deadline(120)) for name in ("one", "two")]
+    assert [o.status for o in outcomes] == ["ok", "ok"] and _made(stores), outcomes[-1].log_tail
+    said = capsys.readouterr().err
+    assert said.count("each job starts a cold worker instead") == 1, said
+    assert "the warm trusted worker did not start" in said and "no_such_server" in said

@@ -21,6 +21,7 @@ import socket
 import tempfile
 import threading
 import time
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,8 +115,7 @@ class DockerSandbox:
         job, out = folder / "job", folder / "out"
         job.mkdir()
         out.mkdir()
-        _open_for_container(job)
-        out.chmod(0o777)
+        _opened(job, out)
         settings = self._with_cache(self._settings(job, out, spec.timeout, warm=IDLE), spec.cache)
         container = self.client.containers.run(detach=True, image=self.image, **settings)
         return WarmSlot(folder, container, spec, time.monotonic())
@@ -128,18 +128,10 @@ class DockerSandbox:
         if container.status != "running":
             remove(container)
             return None
-        _open_for_container(job)
-        out.chmod(0o777)
+        _opened(job, out)
         write_atomic(job / START, "")
         (job / START).chmod(0o644)
-        phases: dict[str, float] = {}
-        started, started_at = time.perf_counter(), time.time()
-        with removed_after(container):
-            outcome = self._wait(container, out, timeout)
-            stopped = time.perf_counter()
-            phases["container run"] = stopped - started
-        phases["container remove"] = time.perf_counter() - stopped
-        return replace(outcome, started_at=started_at, phases=phases)
+        return self._run_in(removed_after(container), out, timeout, started_ahead=True)
 
     def _with_cache(self, settings: dict[str, Any], cache: CompileCache | None) -> dict[str, Any]:
         if cache is not None:  # read-only, unless this run is the one that fills it
@@ -149,14 +141,21 @@ class DockerSandbox:
         return settings
 
     def _run_cold(self, job: Path, out: Path, timeout: float, cache: CompileCache | None) -> Outcome:
-        _open_for_container(job)
-        out.chmod(0o777)
+        _opened(job, out)
         settings = self._with_cache(self._settings(job, out, timeout), cache)
+        return self._run_in(running(self.client, image=self.image, **settings), out, timeout, started_ahead=False)
+
+    def _run_in(
+        self, container_of: AbstractContextManager[Container], out: Path, timeout: float, started_ahead: bool
+    ) -> Outcome:
+        """How the container ``container_of`` gives (started on entry, removed on exit) ended, with
+        the time each step took; the start is left out where it happened ahead of the job."""
         phases: dict[str, float] = {}
-        start = time.perf_counter()
-        with running(self.client, image=self.image, **settings) as container:
+        begin = time.perf_counter()
+        with container_of as container:
             started, started_at = time.perf_counter(), time.time()
-            phases["container create and start"] = started - start
+            if not started_ahead:
+                phases["container create and start"] = started - begin
             outcome = self._wait(container, out, timeout)
             stopped = time.perf_counter()
             phases["container run"] = stopped - started
@@ -259,6 +258,12 @@ def _overfilled(out: Path) -> str:
     if total > MAX_OUT_BYTES:
         return f"wrote more than {MAX_OUT_BYTES >> 20} MB into its results directory"
     return ""
+
+
+def _opened(job: Path, out: Path) -> None:
+    """The job readable by the container's user, the results folder writable by it."""
+    _open_for_container(job)
+    out.chmod(0o777)
 
 
 def _open_for_container(folder: Path) -> None:

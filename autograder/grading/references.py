@@ -25,6 +25,7 @@ from ..trusted import reference as records
 from ..trusted.jobs import ReferenceJob, ReferenceRun
 from .package import code_text
 from .plan import PlannedTest
+from .sandbox import Deadline
 from .worker_process import run_worker
 
 # The code a reference record passes through: a record made by older code may lack a field
@@ -108,7 +109,7 @@ def ensure(
         job: ReferenceRun = {"mode": "reference", "num_devices": num_devices, "tests": missing,
                              "provider": {"root": str(provider.course.root), "assignment": provider.assignment.name}}  # fmt: skip
         name = f"job-{fingerprint(provider, {}, len(missing))}"
-        outcome = run_worker(job, cache, name, timeout)
+        outcome = run_worker(job, cache, name, Deadline(timeout))
         (cache / f"{name}.json").unlink()
         if outcome.status != "ok":
             raise ReferenceFailed(f"the reference failed to run ({outcome.status}):\n{outcome.log_tail}")

@@ -120,44 +120,38 @@ class Watched(Protocol):
     def wait(self) -> int: ...
 
 
-def run_process(
-    argv: Sequence[str],
-    cwd: Path,
-    env: dict[str, str],
-    timeout: float,
-    log: Path,
-    progress: Path | None = None,
-    stall: float | None = None,
-    grace: float = 0.0,
-) -> Outcome:
+@dataclass(frozen=True)
+class Deadline:
+    """When a process is killed: past ``timeout`` in all, or when ``progress`` (a file it appends
+    to) has not grown for ``stall`` seconds (plus ``grace`` for start-up, before it first grows)."""
+
+    timeout: float
+    progress: Path | None = None
+    stall: float | None = None
+    grace: float = 0.0
+
+
+def run_process(argv: Sequence[str], cwd: Path, env: dict[str, str], log: Path, deadline: Deadline) -> Outcome:
     """Run ``argv`` in a new session, its output into ``log``, under ``watch``."""
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
             stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
-    return watch(proc, log, timeout, progress, stall, grace)
+    return watch(proc, log, deadline)
 
 
-def watch(
-    proc: Watched,
-    log: Path,
-    timeout: float,
-    progress: Path | None = None,
-    stall: float | None = None,
-    grace: float = 0.0,
-) -> Outcome:
-    """How ``proc`` ended; its whole process group killed past ``timeout``, or when ``progress``
-    (a file the process appends to) has not grown for ``stall`` seconds (plus ``grace`` for
-    start-up, before it first grows)."""
+def watch(proc: Watched, log: Path, deadline: Deadline) -> Outcome:
+    """How ``proc`` ended; its whole process group killed when ``deadline`` passes."""
     start, started_at = time.monotonic(), time.time()
+    progress, stall = deadline.progress, deadline.stall
     size = progress.stat().st_size if progress is not None and progress.exists() else 0
-    moved = start + grace
+    moved = start + deadline.grace
     while proc.poll() is None:
         now = time.monotonic()
         if progress is not None and progress.exists() and progress.stat().st_size != size:
             size, moved = progress.stat().st_size, now
-        if now - start > timeout or (stall is not None and now - moved > stall):
+        if now - start > deadline.timeout or (stall is not None and now - moved > stall):
             kill_group(proc.pid)
             proc.wait()
             return Outcome("timeout", None, _tail(log), started_at=started_at)
@@ -219,7 +213,7 @@ class ProcessSandbox:
         home.mkdir()
         argv = runner_argv(sys.executable, job, out, "-S")
         env = {**clean_env(home), "PYTHONPATH": untrusted_pythonpath(), **(cache.env(str(cache.path)) if cache else {})}
-        return run_process(argv, home, env, timeout, job.parent / "runner.log")
+        return run_process(argv, home, env, job.parent / "runner.log", Deadline(timeout))
 
     def clear(self, path: Path) -> None:
         """Nothing to add: the code ran as the grader's own user, who can remove all it wrote."""

@@ -18,7 +18,7 @@ from ..trusted.jobs import Evaluation, MeasureJob
 from ..trusted.worker import MESH_MISMATCH_EXIT
 from .measured import MeasuredPrograms
 from .plan import PlannedTest
-from .sandbox import last_line
+from .sandbox import Deadline, last_line
 from .worker_process import run_worker
 
 
@@ -55,7 +55,7 @@ class TrustedWorker:
                                "tests": pending}  # fmt: skip
             limit = self.startup + self.test_timeout * len(pending)
             # A test that makes no progress for test_timeout (plus start-up, for the first) is stuck.
-            outcome = run_worker(job, self.work, "evaluate", limit, progress, self.test_timeout, self.startup)
+            outcome = run_worker(job, self.work, "evaluate", Deadline(limit, progress, self.test_timeout, self.startup))
             if outcome.returncode == MESH_MISMATCH_EXIT:
                 raise MeshDiffers(last_line(outcome.log_tail))
             found = _read_progress(progress)

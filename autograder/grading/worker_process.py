@@ -25,7 +25,7 @@ from typing import IO
 from ..core.errors import JaxcourseError
 from ..core.files import write_atomic
 from ..trusted.jobs import ForkRequest, WorkerJob
-from .sandbox import Outcome, clean_env, kill_group, run_process, watch
+from .sandbox import Deadline, Outcome, clean_env, kill_group, last_line, run_process, watch
 
 WORKER = "autograder.trusted.worker"
 FORKSERVER = "autograder.trusted.forkserver"
@@ -62,8 +62,9 @@ class ForkServer:
         assert proc.stdout is not None
         ready = _read_line(proc.stdout, START_TIMEOUT)
         if ready is None or "ready" not in ready:
+            said = server.log_tail()  # read before stop() removes its folder
             server.stop()
-            raise ServerGone(f"the warm trusted worker did not start: {server.log_tail()}")
+            raise ServerGone(f"the warm trusted worker did not start: {said}")
         threading.Thread(target=server._read_events, daemon=True).start()
         return server
 
@@ -114,9 +115,9 @@ class ForkServer:
             self.changed.notify_all()
 
     def log_tail(self) -> str:
+        """The last line the server wrote on stderr: a traceback's says what went wrong."""
         path = self.home / "server.log"
-        text = path.read_text(errors="replace") if path.is_file() else ""
-        return text.strip()[-500:] or "no output"
+        return last_line(path.read_text(errors="replace") if path.is_file() else "")
 
     def stop(self) -> None:
         """Close its stdin (it kills what it still runs and exits), then remove its folder."""
@@ -180,17 +181,9 @@ class _Shared:
 SHARED = _Shared()
 
 
-def run_worker(
-    job: WorkerJob,
-    work: Path,
-    name: str,
-    timeout: float,
-    progress: Path | None = None,
-    stall: float | None = None,
-    grace: float = 0.0,
-) -> Outcome:
+def run_worker(job: WorkerJob, work: Path, name: str, deadline: Deadline) -> Outcome:
     """Run ``job`` (its file ``work/name.json``, its output in ``work/name.log``) in a worker of its
-    own, with ``run_process``'s limits: ``timeout`` in all, ``stall`` without progress."""
+    own, killed when ``deadline`` passes."""
     path, log = work / f"{name}.json", work / f"{name}.log"
     write_atomic(path, json.dumps(job))
     for _ in range(2):  # a server that died before or under this job is started again, once
@@ -201,13 +194,13 @@ def run_worker(
             child = server.fork(path, work, log)
         except ServerGone:
             continue
-        outcome = watch(child, log, timeout, progress, stall, grace)
+        outcome = watch(child, log, deadline)
         if not child.orphaned:
             return outcome
-        if progress is not None:
-            progress.unlink(missing_ok=True)  # the job starts over: its progress too
+        if deadline.progress is not None:
+            deadline.progress.unlink(missing_ok=True)  # the job starts over: its progress too
     argv = [sys.executable, "-m", WORKER, str(path)]
-    return run_process(argv, work, clean_env(work), timeout, log, progress, stall, grace)
+    return run_process(argv, work, clean_env(work), log, deadline)
 
 
 def _read_line(stream: IO[bytes], timeout: float) -> dict[str, int] | None:
