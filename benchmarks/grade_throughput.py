@@ -128,7 +128,7 @@ def sandbox_overhead(course, repeats: int) -> dict[str, float]:
     process on the same CPUs (every core: what isolation costs), and in a container under a class
     run's CPU quota against a bare process on as many cores (what the quota's throttling adds)."""
     from autograder.engine.images import connect
-    from autograder.grading import submissions as nbio
+    from autograder.grading import notebooks as nbio
     from autograder.grading.docker_sandbox import DockerSandbox
     from autograder.grading.grader import grader_for
     from autograder.grading.limits import Limits

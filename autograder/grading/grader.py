@@ -117,9 +117,11 @@ class Grader:
 
     def _fill_sandbox_cache(self, folder: Path) -> CompileCache:
         """Run the public cells once, with the cache writable, unless it was already filled from
-        these cells in this kind of sandbox. A run that fails leaves a cache that is only smaller."""
+        these cells in this kind of sandbox by this grader's code (whose runner chooses how
+        programs compile). A run that fails leaves a cache that is only smaller."""
         cells = nbio.public_cells(self.source)
-        stamp = hashlib.sha256(json.dumps([cells, self.sandbox.name, getattr(self.sandbox, "image", "")]).encode())
+        where = json.dumps([cells, self.sandbox.name, getattr(self.sandbox, "image", "")])
+        stamp = hashlib.sha256((where + code_text("core", "untrusted")).encode())
         done = folder / "filled-from"
         folder.mkdir(parents=True, exist_ok=True)
         if not done.is_file() or done.read_text() != stamp.hexdigest():

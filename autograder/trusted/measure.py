@@ -15,6 +15,7 @@ import numpy as np
 from ..core import pspec
 from ..core.dataflow import matmul_waits
 from ..core.hlo import hlo_census, program_bytes, stablehlo_collectives, stablehlo_itemsizes
+from ..core.quick_compile import compiler_options
 from ..core.records import Measurement, Verdict, fail, ok
 
 
@@ -26,7 +27,7 @@ def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, 
     jitted = call if hasattr(call, "lower") else jax.jit(call)
     with jax.set_mesh(mesh):
         lowered = jitted.lower(*args)
-        compiled = lowered.compile()
+        compiled = lowered.compile(compiler_options(mesh))
         out = compiled(*args)
     asked = lowered.as_text()
     census = hlo_census(compiled.as_text(), tuple(mesh.devices.shape), tuple(mesh.axis_names))

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...core.hlo import hlo_census, stablehlo_collectives
 from ...core.mesh import MeshSpec
+from ...core.quick_compile import compiler_options
 from ...core.records import Census, Measurement, StepSig, TestResult, fail, ok
 from ...core.tasks import Task, Training
 from ...harness import layouts
@@ -35,7 +36,10 @@ def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any
 
     sig = cast(StepSig, job["sig"])  # this module is handed only its own kind
     inputs = StepInputs(layouts.given_for(sig), sig["mesh"], job["seed"])
-    outputs, probe = inputs.expected(jax.jit(flat_step(refs.lookup(sig["function"]), inputs.treedef)))
+    step = jax.jit(
+        flat_step(refs.lookup(sig["function"]), inputs.treedef), compiler_options=compiler_options(inputs.mesh)
+    )
+    outputs, probe = inputs.expected(step)
     arrays = {**{f"out{i}": v for i, v in enumerate(outputs)}, **{f"probe{i}": v for i, v in enumerate(probe)}}
     return {"paths": inputs.paths}, arrays
 
@@ -205,7 +209,9 @@ def measure(test: Evaluation) -> Measurement:
     n = len(inputs.state) + 1
     expected = [saved[f"out{i}"] for i in range(n)]
     expected_probe = [saved[f"probe{i}"] for i in range(n)]
-    return measure_step(jax.jit(exported.call), inputs, expected, expected_probe)
+    return measure_step(
+        jax.jit(exported.call, compiler_options=compiler_options(inputs.mesh)), inputs, expected, expected_probe
+    )
 
 
 def score(task: Task, measured: Measured) -> list[TestResult]:
