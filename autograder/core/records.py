@@ -5,7 +5,7 @@ sandbox is told; never values), measurements (what the trusted side found) and t
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, TypedDict, final
+from typing import Any, Literal, NotRequired, Required, TypedDict, final
 
 from .pspec import SpecJSON
 
@@ -115,22 +115,88 @@ class Census(TypedDict, total=False):
     by_axes: dict[str, dict[str, int]]  # mesh axes a collective spans ("data", "data,model") -> counts
 
 
-class Measurement(TypedDict, total=False):
-    """What the trusted side measured of one case. ``values`` is always there; the rest only
-    where the program ran and the kind measures it."""
+class TrafficFigure(TypedDict):
+    """What a function sent per device against the least it could (and the reference's)."""
 
-    values: Verdict
+    kind: Literal["traffic"]
+    unit: str  # "bytes", "values" or "value-hops"
+    sent: float
+    minimum: float
+    reference: float | None
+    case: str
+
+
+class ShardingFigure(TypedDict):
+    """Where each block of the output lives: as asked for, and as returned (or, for one value
+    that differs along ``varying`` axes, the asked-for layout with a copy per coordinate)."""
+
+    kind: Literal["sharding"]
+    mesh: dict[str, int]
+    shape: list[int]
+    expected: SpecJSON
+    returned: NotRequired[SpecJSON]
+    varying: NotRequired[list[str]]
+
+
+class OverlapFigure(TypedDict):
+    """How many transfers each matmul waits for, against a ring's ``steps``."""
+
+    kind: Literal["overlap"]
+    steps: int
+    waits: list[int]
+    ok: bool
+    case: str
+
+
+class MemoryFigure(TypedDict):
+    """Per returned leaf: its path, the bytes one device holds, and its share of them."""
+
+    kind: Literal["memory"]
+    leaves: list[tuple[str, int, float]]
+    case: str
+
+
+# A picture for a student's feedback, made on the trusted side, drawn by grading/figures.py.
+Figure = TrafficFigure | ShardingFigure | OverlapFigure | MemoryFigure
+
+
+class Measurement(TypedDict, total=False):
+    """What the trusted side measured of one case, whatever its kind: ``values`` always, the
+    case's closed forms where it is scored, and a picture where one explains it. A kind that
+    measures more extends it (``ArrayMeasurement``, ``StepMeasurement``)."""
+
+    values: Required[Verdict]
+    targets: CaseTargets  # from the case's reference record, added where the case is scored
+    figure: Figure
+
+
+class ProgramStructure(TypedDict):
+    """What a compiled program does, read from its HLO and its output (``trusted.measure.execute``)."""
+
+    asked: dict[str, int]  # collectives the lowered program asks for (HLO spelling)
+    census: Census
+    out_spec: SpecJSON | None
+    matmul_waits: list[int]  # per matmul of the lowered program, the collective-permutes it waits for
+
+
+class ArrayMeasurement(Measurement, total=False):
+    """shard_map and sharded_step: what the program asks for, what its compiled HLO runs, how its
+    output is laid out, and (sharded_step) what each device holds of the returned state."""
+
     asked: dict[str, int]  # collectives the lowered program asks for (HLO spelling)
     census: Census
     out_spec: SpecJSON | None
     matmul_waits: list[int]  # per matmul of the lowered program, the collective-permutes it waits for
     reference_census: Census
-    targets: CaseTargets  # from the case's reference record, added where the case is scored
-    figure: dict[str, Any]
-    # sharded_step: per returned state leaf, [path, bytes one device holds, bytes of the whole]
-    memory: list[tuple[str, int, int]]
-    # train_step
+    memory: list[tuple[str, int, int]]  # per returned state leaf: path, bytes one device holds, of the whole
+
+
+class StepMeasurement(Measurement, total=False):
+    """train_step: the step's values when dropout plays no part, its census, and which devices
+    draw the same dropout mask as device 0."""
+
     dropout_free: Verdict
+    census: Census
     devices: int
     num_params: int
     same_masks: list[int]
@@ -150,7 +216,7 @@ class TestResult:
     status: str  # passed | failed, or the whole notebook's status when it could not be graded
     message: str
     visibility: str  # visible | hidden
-    figure: dict[str, Any] | None = None  # a picture for the feedback; visible tests only
+    figure: Figure | None = None  # a picture for the feedback; visible tests only
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -2,9 +2,8 @@
 returned), how many bytes a function moved against the minimum, and when a collective matmul's
 matmuls can start.
 
-A figure is plain data on a test result (``{"kind": "traffic", ...}``, ``{"kind": "sharding",
-...}``, ``{"kind": "overlap", ...}`` or ``{"kind": "memory", ...}``), made on the trusted side; this
-module only draws it, with every label escaped.
+A figure is plain data on a test result (``core.records.Figure``: traffic, sharding, overlap or
+memory), made on the trusted side; this module only draws it, with every label escaped.
 """
 
 from __future__ import annotations
@@ -15,36 +14,43 @@ from math import prod
 from typing import Any
 
 from ..core import pspec
+from ..core.records import Figure, MemoryFigure, OverlapFigure, ShardingFigure, TrafficFigure
 
 Spec = list[Any]  # a PartitionSpec as JSON: entries None, "x" or ["x", "y"]
 BAR_WIDTH = 320
 CELL = 34
 
 
-def svg(figure: dict[str, Any]) -> str:
-    """The figure as inline SVG, or "" for a kind this module does not draw."""
-    draw = {"traffic": _traffic, "sharding": _sharding, "overlap": _overlap, "memory": _memory}.get(
-        figure.get("kind", "")
-    )
-    return draw(figure) if draw else ""
+def svg(figure: Figure) -> str:
+    """The figure as inline SVG, or "" for a kind this module does not draw (a results file
+    written by another version)."""
+    if figure["kind"] == "traffic":
+        return _traffic(figure)
+    if figure["kind"] == "sharding":
+        return _sharding(figure)
+    if figure["kind"] == "overlap":
+        return _overlap(figure)
+    if figure["kind"] == "memory":
+        return _memory(figure)
+    return ""
 
 
 # ---------------------------------------------------------------- bytes moved
 
 
-def _traffic(figure: dict[str, Any]) -> str:
+def _traffic(figure: TrafficFigure) -> str:
     """Horizontal bars: what was sent, the minimum, and the reference where known."""
-    unit = figure["unit"]
+    unit, reference = figure["unit"], figure.get("reference")
     bars = [("sent", figure["sent"], "#cf222e" if figure["sent"] > figure["minimum"] + 1e-9 else "#1a7f37"),
             ("minimum", figure["minimum"], "#57606a")]  # fmt: skip
-    if figure.get("reference") is not None:
-        bars.append(("reference", figure["reference"], "#0969da"))
+    if reference is not None:
+        bars.append(("reference", reference, "#0969da"))
     return _bar_chart(f"{unit} sent per device on {figure.get('case', 'this case')}", bars, unit)
 
 
-def _memory(figure: dict[str, Any]) -> str:
+def _memory(figure: MemoryFigure) -> str:
     """Two bars per leaf of the returned state: the bytes one device holds, and its share."""
-    bars = []
+    bars: list[tuple[str, float, str]] = []
     for path, held, share in figure["leaves"]:
         bars.append((path, held, "#cf222e" if held > share + 1e-9 else "#1a7f37"))
         bars.append(("its share", share, "#57606a"))
@@ -75,7 +81,7 @@ def _bar_chart(title_text: str, bars: list[tuple[str, float, str]], unit: str, l
 # ---------------------------------------------------------------- overlap
 
 
-def _overlap(figure: dict[str, Any]) -> str:
+def _overlap(figure: OverlapFigure) -> str:
     """Columns are ring steps (how many transfers have arrived); a ring's row has one matmul in
     each, the program's row has its matmuls where their last transfer lets them start."""
     steps, waits = int(figure["steps"]), [int(w) for w in figure["waits"]]
@@ -183,7 +189,7 @@ def _colour(i: int) -> str:
     return palette[i % len(palette)]
 
 
-def _sharding(figure: dict[str, Any]) -> str:
+def _sharding(figure: ShardingFigure) -> str:
     """Side by side: the layout the task asks for, and the one the function returned."""
     mesh, ndim = figure["mesh"], len(figure["shape"])
     asked, w1, h1 = _grid(mesh, figure["expected"], ndim, [], 0, f"asked for: {pspec.show(figure['expected'])}")

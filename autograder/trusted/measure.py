@@ -16,10 +16,10 @@ from ..core import pspec
 from ..core.dataflow import matmul_waits
 from ..core.hlo import hlo_census, program_bytes, stablehlo_collectives, stablehlo_itemsizes
 from ..core.quick_compile import compiler_options
-from ..core.records import Measurement, Verdict, fail, ok
+from ..core.records import ArrayMeasurement, ProgramStructure, Verdict, fail, ok
 
 
-def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, Measurement]:
+def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, ProgramStructure]:
     """Compile ``call`` for ``args``, run it once, and read what its program does. The task's
     mesh is made the context mesh, whatever mesh the caller's notebook has set globally."""
     import jax
@@ -31,13 +31,19 @@ def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, 
         out = compiled(*args)
     asked = lowered.as_text()
     census = hlo_census(compiled.as_text(), tuple(mesh.devices.shape), tuple(mesh.axis_names))
-    structure: Measurement = {
+    structure: ProgramStructure = {
         "asked": dict(stablehlo_collectives(asked)),
         "census": {**census.to_json(), "program_bytes": program_bytes(census, stablehlo_itemsizes(asked))},
         "out_spec": pspec.of_array(out),
         "matmul_waits": matmul_waits(asked),
     }
     return out, structure
+
+
+def measured(values: Verdict, structure: ProgramStructure) -> ArrayMeasurement:
+    """A case's verdict on its values, with what its program does."""
+    return {"values": values, "asked": structure["asked"], "census": structure["census"],
+            "out_spec": structure["out_spec"], "matmul_waits": structure["matmul_waits"]}  # fmt: skip
 
 
 def host_value(out: Any) -> tuple[np.ndarray, str]:

@@ -9,12 +9,12 @@ import numpy as np
 
 from ..core import pspec
 from ..core.mesh import MeshSpec
-from ..core.records import Measurement, ShardedStepSig, ShardMapSig
+from ..core.records import Measurement, ShardedStepSig, ShardingFigure, ShardMapSig
 from ..harness import shard_map as harness
 from . import policy, reference
 from .inputs import make_inputs
 from .jobs import Evaluation, ReferenceJob, References
-from .measure import compare_values, execute, host_value
+from .measure import compare_values, execute, host_value, measured
 from .verdict import score as score  # re-exported: this kind's verdict, under the registry's name
 
 
@@ -51,7 +51,7 @@ def _out_specs(exported: Any, sig: ShardMapSig, mesh: Any) -> tuple[Any, list[An
     return want, [_aval_spec(a, mesh) for a in exported.out_avals]
 
 
-def _sharding_figure(exported: Any, sig: ShardMapSig, mesh: Any) -> dict[str, Any] | None:
+def _sharding_figure(exported: Any, sig: ShardMapSig, mesh: Any) -> ShardingFigure | None:
     """A picture of the two layouts when the artifact's output sharding is not the task's."""
     want, outs = _out_specs(exported, sig, mesh)
     if len(outs) != 1 or not isinstance(outs[0], list) or outs == [want]:
@@ -61,7 +61,7 @@ def _sharding_figure(exported: Any, sig: ShardMapSig, mesh: Any) -> dict[str, An
     return {"kind": "sharding", "mesh": sizes, "shape": shape, "expected": want, "returned": outs[0]}
 
 
-def _varying_figure(test: Evaluation) -> dict[str, Any] | None:
+def _varying_figure(test: Evaluation) -> ShardingFigure | None:
     """A picture for a result that varies along axes where the task asks for one value."""
     sig = cast(ShardMapSig, test["sig"])  # this module is handed only its own kind
     if sig.get("out_spec") is None:
@@ -115,4 +115,6 @@ def measure(test: Evaluation) -> Measurement:
         return {"values": {"ok": False, "message": f"failed to run: {str(err)[:300]}"}}
     tolerance = (test["tolerance"][0], test["tolerance"][1])
     values = compare_values(out, arrays["value"], record["dtype"], tolerance, mesh)
-    return {"values": values, **structure, "reference_census": record["structure"]["census"]}
+    case = measured(values, structure)
+    case["reference_census"] = record["structure"]["census"]
+    return case

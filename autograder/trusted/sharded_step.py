@@ -11,12 +11,12 @@ from typing import Any, cast
 import numpy as np
 
 from ..core.mesh import MeshSpec
-from ..core.records import Measurement, ShardedStepSig, fail
+from ..core.records import ArrayMeasurement, Measurement, ShardedStepSig, fail, ok
 from ..harness import sharded_step as harness
 from . import policy, reference
 from .inputs import make_inputs
 from .jobs import Evaluation, ReferenceJob, References
-from .measure import compare_values, execute, host_value
+from .measure import compare_values, execute, host_value, measured
 from .shard_map import input_problems
 from .verdict import score as score  # re-exported: the array tasks' verdict, memory part included
 
@@ -39,7 +39,7 @@ def held_per_device(out: Any) -> int:
 def measure_outputs(
     call: Callable[..., Any], sig: ShardedStepSig, seed: int, expected: list[np.ndarray], dtypes: list[str],
     tolerance: tuple[float, float],
-) -> Measurement:  # fmt: skip
+) -> ArrayMeasurement:  # fmt: skip
     """Run ``call`` (the flat step) on the case's inputs; values, program and memory held."""
     mesh = MeshSpec.parse(sig["mesh"]).build()
     try:
@@ -52,9 +52,10 @@ def measure_outputs(
     for name, out, want, dtype in zip(names, outs, expected, dtypes):
         verdict = compare_values(out, want, dtype, tolerance, mesh)
         if not verdict["ok"]:
-            return {**structure, "values": fail(f"{name}: {verdict['message']}")}
-    memory = [(path, held_per_device(out), int(out.nbytes)) for path, out in zip(sig["returns"], outs)]
-    return {**structure, "values": {"ok": True, "message": ""}, "memory": memory}
+            return measured(fail(f"{name}: {verdict['message']}"), structure)
+    case = measured(ok(), structure)
+    case["memory"] = [(path, held_per_device(out), int(out.nbytes)) for path, out in zip(sig["returns"], outs)]
+    return case
 
 
 def measure(test: Evaluation) -> Measurement:

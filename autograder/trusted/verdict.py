@@ -13,20 +13,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import cast
 
 from ..core.dataflow import overlap_problem
-from ..core.records import CaseTargets, Census, Measurement, TestResult
+from ..core.records import (
+    ArrayMeasurement,
+    CaseTargets,
+    Census,
+    Figure,
+    MemoryFigure,
+    OverlapFigure,
+    TestResult,
+    TrafficFigure,
+)
 from ..core.tasks import COLLECTIVES, HLO_TO_JAX, Case, Task
 from .jobs import Measured
+
+# The array kinds' measurements, and the plain-Python kind's, which have values alone and are
+# scored on values alone: this module is handed only those kinds.
+ArrayMeasured = list[tuple[Case, ArrayMeasurement]]
 
 
 def score(task: Task, measured: Measured) -> list[TestResult]:
     """Values first (visible, then hidden cases); collectives and communication only on the cases
     whose values are right."""
-    visible = [(c, m) for c, m in measured if not c.hidden]
-    hidden = [(c, m) for c, m in measured if c.hidden]
-    correct = [(c, m) for c, m in measured if m["values"]["ok"]]
+    cases = cast(ArrayMeasured, measured)
+    visible = [(c, m) for c, m in cases if not c.hidden]
+    hidden = [(c, m) for c, m in cases if c.hidden]
+    correct = [(c, m) for c, m in cases if m["values"]["ok"]]
     judges = {
         "values": lambda: _values(visible),
         "hidden values": lambda: _values(hidden),
@@ -49,7 +63,7 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
                 score=0.0 if problem else points,
                 max_score=points,
                 status="failed" if problem else "passed",
-                message=problem or _passed_note(task, part, measured),
+                message=problem or _passed_note(task, part, cases),
                 visibility="hidden" if part == "hidden values" else "visible",
                 figure=_figure(task, part, visible, correct),
             )
@@ -57,7 +71,7 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
     return results
 
 
-def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict[str, Any] | None:
+def _figure(task: Task, part: str, visible: ArrayMeasured, correct: ArrayMeasured) -> Figure | None:
     """The picture that explains a part: where the first wrong visible case's output lives, or
     what a right visible case sent against the minimum (the first that sent too much, else the
     first). Hidden cases get none."""
@@ -78,9 +92,8 @@ def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict
     reference = m.get("reference_census") or {}
     census = m["census"]
     if _skips_neighbours(task, census):  # against the ring's own values, one hop each
-        return {"kind": "traffic", "unit": "value-hops", "sent": census["link_values_per_device"],
-                "minimum": census["values_per_device"], "reference": reference.get("link_values_per_device"),
-                "case": case.label()}  # fmt: skip
+        return _traffic_figure("value-hops", census["link_values_per_device"], census["values_per_device"],
+                               reference.get("link_values_per_device"), case)  # fmt: skip
     minimum: float | None
     targets = _targets(m)
     if "comm_bytes" in targets:
@@ -93,12 +106,20 @@ def _figure(task: Task, part: str, visible: Measured, correct: Measured) -> dict
     else:
         sent, unit, ref = m["census"]["values_per_device"], "values", reference.get("values_per_device")
         minimum = targets.get("comm_bound", ref)
-    if minimum is None:
+    return _traffic_figure(unit, sent, minimum, ref, case)
+
+
+def _traffic_figure(
+    unit: str, sent: float | None, minimum: float | None, reference: float | None, case: Case
+) -> TrafficFigure | None:
+    """What ``case`` sent against the least it could, where both are known."""
+    if sent is None or minimum is None:
         return None
-    return {"kind": "traffic", "unit": unit, "sent": sent, "minimum": minimum, "reference": ref, "case": case.label()}
+    return {"kind": "traffic", "unit": unit, "sent": sent, "minimum": minimum, "reference": reference,
+            "case": case.label()}  # fmt: skip
 
 
-def _overlap_figure(correct: Measured) -> dict[str, Any] | None:
+def _overlap_figure(correct: ArrayMeasured) -> OverlapFigure | None:
     """When the matmuls of the first right visible case could start, against a ring's."""
     case, m = next(((c, m) for c, m in correct if not c.hidden), (None, None))
     if case is None or m is None:
@@ -108,7 +129,7 @@ def _overlap_figure(correct: Measured) -> dict[str, Any] | None:
             "case": case.label()}  # fmt: skip
 
 
-def _values(cases: Measured) -> str:
+def _values(cases: ArrayMeasured) -> str:
     failures = [(c, m) for c, m in cases if not m["values"]["ok"]]
     if not failures:
         return ""
@@ -125,7 +146,7 @@ HIDDEN_PROBLEM = {
 }
 
 
-def _structure(correct: Measured, problem_of: Callable[[Case, Measurement], str], part: str) -> str:
+def _structure(correct: ArrayMeasured, problem_of: Callable[[Case, ArrayMeasurement], str], part: str) -> str:
     """The first right case, visible ones first, that the part finds a problem in."""
     if not correct:
         return "not checked until the values are right on at least one case"
@@ -138,7 +159,7 @@ def _structure(correct: Measured, problem_of: Callable[[Case, Measurement], str]
     return ""
 
 
-def _gated(task: Task, correct: Measured) -> str:
+def _gated(task: Task, correct: ArrayMeasured) -> str:
     """Communication counts only once the collectives are right: traffic sent through a
     collective the task forbids is not what it teaches."""
     collectives = "collectives" in task.points and correct
@@ -151,11 +172,11 @@ def _names(hlo_ops: Iterable[str]) -> str:
     return ", ".join(f"{op} ({HLO_TO_JAX[op]})" for op in sorted(hlo_ops))
 
 
-def _targets(m: Measurement) -> CaseTargets:
+def _targets(m: ArrayMeasurement) -> CaseTargets:
     return m.get("targets", {})
 
 
-def _collective_problem(task: Task, case: Case, m: Measurement) -> str:
+def _collective_problem(task: Task, case: Case, m: ArrayMeasurement) -> str:
     if task.axis_collectives:
         return _axes_problem(task, m["census"])
     ran = {op for op, n in m["census"]["counts"].items() if n}
@@ -208,7 +229,7 @@ def _count_problem(task: Task, targets: CaseTargets, counts: dict[str, int]) -> 
     return ""
 
 
-def _communication_problem(task: Task, case: Case, m: Measurement) -> str:
+def _communication_problem(task: Task, case: Case, m: ArrayMeasurement) -> str:
     census = m["census"]
     if census["values_per_device"] is None:
         loops = ", ".join(sorted(set(census["unbounded"])))
@@ -252,7 +273,7 @@ def _hops_problem(case: Case, census: Census) -> str:
     )
 
 
-def _bytes_problem(task: Task, targets: CaseTargets, m: Measurement) -> str:
+def _bytes_problem(task: Task, targets: CaseTargets, m: ArrayMeasurement) -> str:
     """Traffic in bytes at the program's own dtypes: equal to the task's closed form, and no more
     than the reference's on the same mesh."""
     # Known here: the caller judges bytes only once the traffic is bounded (program_bytes is None
@@ -286,7 +307,7 @@ def _traffic(census: Census) -> str:
     return f"{census['values_per_device']:g} values ({census['bytes_per_device']:g} bytes)"
 
 
-def _memory_problem(task: Task, case: Case, m: Measurement) -> str:
+def _memory_problem(task: Task, case: Case, m: ArrayMeasurement) -> str:
     """The returned state one device holds at rest against the task's closed form; the first leaf
     held in more than its share is named, with what it holds and what it should."""
     held = [(path, int(mine), int(whole)) for path, mine, whole in m["memory"]]
@@ -304,14 +325,14 @@ def _memory_problem(task: Task, case: Case, m: Measurement) -> str:
     )
 
 
-def _memory_figure(task: Task, correct: Measured) -> dict[str, Any] | None:
+def _memory_figure(task: Task, correct: ArrayMeasured) -> MemoryFigure | None:
     """Each returned leaf's bytes on one device against its share, for the first right visible
     case that holds too much."""
     for case, m in correct:
         if not case.hidden and _memory_problem(task, case, m):
             whole = sum(int(w) for _, _, w in m["memory"])
             share = _targets(m)["memory_bytes"] / whole
-            leaves = [[path, int(held), share * int(size)] for path, held, size in m["memory"]]
+            leaves = [(path, int(held), share * int(size)) for path, held, size in m["memory"]]
             return {"kind": "memory", "leaves": leaves, "case": case.label()}
     return None
 
@@ -321,7 +342,7 @@ def _fraction(share: float) -> str:
     return f"1/{n}" if n and math.isclose(share * n, 1.0) else f"{share:.3g}"
 
 
-def _passed_note(task: Task, part: str, measured: Measured) -> str:
+def _passed_note(task: Task, part: str, measured: ArrayMeasured) -> str:
     """What a passed part measured, on the visible cases: a hidden case's figures would describe it."""
     shown = [m for c, m in measured if m["values"]["ok"] and not c.hidden]
     if not shown and part in ("communication", "memory"):

@@ -20,7 +20,7 @@ import numpy as np
 from ...core.hlo import hlo_census, stablehlo_collectives
 from ...core.mesh import MeshSpec
 from ...core.quick_compile import compiler_options
-from ...core.records import Census, Measurement, StepSig, TestResult, fail, ok
+from ...core.records import Census, Measurement, StepMeasurement, StepSig, TestResult, fail, ok
 from ...core.tasks import Task, Training
 from ...harness import layouts
 from ...harness.train_step import flat_step
@@ -110,7 +110,7 @@ class StepInputs:
 
 def measure_step(
     call: Callable[..., Any], inputs: StepInputs, expected: list[np.ndarray], expected_probe: list[np.ndarray]
-) -> Measurement:
+) -> StepMeasurement:
     """Values, values when dropout plays no part, collectives and per-device masks of a step."""
     try:
         got = inputs.run(call, inputs.state)
@@ -216,7 +216,8 @@ def measure(test: Evaluation) -> Measurement:
 
 def score(task: Task, measured: Measured) -> list[TestResult]:
     """Values, then collectives and dropout, each judged on every case."""
-    parts = {part: _step_problem(part, [m for _, m in measured]) for part in task.points}
+    steps = [cast(StepMeasurement, m) for _, m in measured]  # this module is handed only its own kind
+    parts = {part: _step_problem(part, steps) for part in task.points}
     return [
         TestResult(f"{task.name}: {part}", task.grade_id, 0.0 if problem else task.points[part], task.points[part],
                    "failed" if problem else "passed", problem, "visible")
@@ -224,7 +225,7 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
     ]  # fmt: skip
 
 
-def _step_problem(part: str, measurements: list[Measurement]) -> str:
+def _step_problem(part: str, measurements: list[StepMeasurement]) -> str:
     for m in measurements:
         if part == "values" and not m["values"]["ok"]:
             return m["values"]["message"]
@@ -241,7 +242,7 @@ def _step_problem(part: str, measurements: list[Measurement]) -> str:
     return ""
 
 
-def _collectives_problem(m: Measurement) -> str:
+def _collectives_problem(m: StepMeasurement) -> str:
     census, n, devices = m["census"], m["num_params"], m["devices"]
     ops = {op for op, k in {**census["asked"], **census["counts"]}.items() if k and op != "all-reduce"}
     if ops:
@@ -260,7 +261,7 @@ def _collectives_problem(m: Measurement) -> str:
     return ""
 
 
-def _dropout_problem(m: Measurement) -> str:
+def _dropout_problem(m: StepMeasurement) -> str:
     same = m["same_masks"]
     if not same:
         return ""
