@@ -14,7 +14,7 @@ from ..core.errors import JaxcourseError
 from ..core.profile import Stopwatch
 from ..core.protocol import CallResult
 from ..core.records import Measurement
-from ..trusted.jobs import Evaluation, MeasureJob
+from ..trusted.jobs import Evaluation, MeasureJob, Progress
 from ..trusted.worker import MESH_MISMATCH_EXIT
 from .measured import MeasuredPrograms
 from .plan import PlannedTest
@@ -99,36 +99,32 @@ def evaluation(planned: PlannedTest, reference: str, result: CallResult | None) 
     return entry
 
 
-def _progress_lines(path: Path) -> list[dict[str, Any]]:
+def _progress_lines(path: Path) -> list[Progress]:
+    """The worker's progress lines (written by the trusted worker itself, never by the sandbox)."""
     if not path.is_file():
         return []
     lines = []
     for line in path.read_text().splitlines():
         try:
-            lines.append(json.loads(line))
+            lines.append(cast(Progress, json.loads(line)))
         except ValueError:
             continue  # a line cut short by a killed worker
     return lines
 
 
 def _read_progress(path: Path) -> dict[str, Measurement]:
-    done: dict[str, Measurement] = {}
-    for record in _progress_lines(path):
-        if "id" in record:
-            record.pop("took", None)
-            done[record.pop("id")] = cast(Measurement, record)  # the trusted worker's own lines
-    return done
+    return {line["id"]: line["measurement"] for line in _progress_lines(path) if "id" in line}
 
 
 def _worker_phases(path: Path, started_at: float, watch: Stopwatch) -> None:
     """The trusted worker's start-up (its process started until its meshes were built), each
     function's measurements (deserialize, refuse or compile, run, compare, census) and the
     compile cache's hits, from its progress lines."""
-    for record in _progress_lines(path):
-        if "ready_at" in record:
-            watch.add("trusted: worker start-up", max(0.0, record["ready_at"] - started_at))
-        elif "took" in record:
-            watch.add(f"trusted: measure {record['id'].rsplit('/', 1)[0]}", record["took"])
-        elif "cache" in record:
-            for name, n in record["cache"].items():
+    for line in _progress_lines(path):
+        if "ready_at" in line:
+            watch.add("trusted: worker start-up", max(0.0, line["ready_at"] - started_at))
+        elif "took" in line:
+            watch.add(f"trusted: measure {line['id'].rsplit('/', 1)[0]}", line["took"])
+        elif "cache" in line:
+            for name, n in line["cache"].items():
                 watch.count(name, n)

@@ -1,12 +1,12 @@
 """What the trusted worker is handed: cases to measure (``Evaluation``, in a ``MeasureJob``) and
 references to compute (``ReferenceJob``, in a ``ReferenceRun``), as the grader writes them into
-its job file; how the warm worker is asked to run one (``forkserver.py``); and the reference
+its job file; what it writes back as it measures (``Progress``, a line each); how the warm worker is asked to run one (``forkserver.py``); and the reference
 functions of one assignment."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, final
 
 from ..core.records import CaseTargets, Measurement, Signature
 from ..core.tasks import Case
@@ -48,6 +48,40 @@ class MeasureJob(TypedDict):
     progress: str
     compile_cache: str
     tests: list[Evaluation]
+
+
+@final
+class Ready(TypedDict):
+    """The worker's first progress line: its clock when its meshes were built."""
+
+    ready_at: float
+
+
+@final
+class Started(TypedDict):
+    """A case begun: a worker killed now is blamed on it."""
+
+    started: str
+
+
+@final
+class Done(TypedDict):
+    """A case measured, and how long it took on the worker's clock."""
+
+    id: str
+    took: float
+    measurement: Measurement
+
+
+@final
+class CacheCounts(TypedDict):
+    """The worker's last line: the compile cache's hits and misses."""
+
+    cache: dict[str, int]
+
+
+# One line of a MeasureJob's progress file, as the worker appends it.
+Progress = Ready | Started | Done | CacheCounts
 
 
 class ProviderRef(TypedDict):

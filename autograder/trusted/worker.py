@@ -21,7 +21,18 @@ from typing import Any
 from ..core.errors import JaxcourseError
 from ..core.mesh import MeshSpec, mesh_signature, use_cpu_devices
 from . import reference
-from .jobs import MeasureJob, ProviderRef, ReferenceRun, References, WorkerJob
+from .jobs import (
+    CacheCounts,
+    Done,
+    MeasureJob,
+    Progress,
+    ProviderRef,
+    Ready,
+    ReferenceRun,
+    References,
+    Started,
+    WorkerJob,
+)
 from .kinds import JUDGES
 
 MESH_MISMATCH_EXIT = 3
@@ -87,17 +98,17 @@ def measure_submission(job: MeasureJob, cache: dict[str, int]) -> None:
     only the test it was on. Last, the compile cache's hits and misses."""
     with open(job["progress"], "a") as progress:
 
-        def write(line: dict[str, Any]) -> None:
+        def write(line: Progress) -> None:
             progress.write(json.dumps(line) + "\n")
             progress.flush()
 
-        write({"ready_at": time.time()})
+        write(Ready(ready_at=time.time()))
         for test in job["tests"]:
-            write({"started": test["id"]})
+            write(Started(started=test["id"]))
             start = time.perf_counter()
             measured = JUDGES[test["sig"]["kind"]].measure(test)
-            write({"id": test["id"], "took": time.perf_counter() - start, **measured})
-        write({"cache": cache})
+            write(Done(id=test["id"], took=time.perf_counter() - start, measurement=measured))
+        write(CacheCounts(cache=cache))
 
 
 def main(argv: list[str]) -> int:
