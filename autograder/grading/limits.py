@@ -8,15 +8,11 @@ a few blocks around.
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ..core.config import layered
+from ..core import config
 from ..core.errors import JaxcourseError
-
-_MEMORY = re.compile(r"^\d+(\.\d+)?[kmg]$")
 
 
 class LimitsError(JaxcourseError):
@@ -40,35 +36,12 @@ class Limits:
         return max(1, int((cores or os.cpu_count() or 1) // self.cpus))
 
 
+RULES = {
+    "memory": config.size("2g"), "cpus": config.POSITIVE, "pids": config.whole(16), "tmpfs": config.size("256m"),
+    "timeout": config.POSITIVE, "test_timeout": config.POSITIVE,
+}  # fmt: skip
+
+
 def load(root: Path, assignment: str) -> Limits:
     """The limits for ``assignment``: the defaults, then ``[sandbox]``, then the assignment's own."""
-    limits = Limits()
-    for table, where in layered(root, "sandbox", assignment):
-        limits = _apply(limits, table, where)
-    return limits
-
-
-def _apply(limits: Limits, table: dict[str, Any], where: str) -> Limits:
-    known = {f.name: f.type for f in fields(Limits)}
-    unknown = set(table) - set(known)
-    if unknown:
-        raise LimitsError(f"{where}: unknown limit {sorted(unknown)[0]!r}; known: {', '.join(known)}")
-    for name, value in table.items():
-        _check(name, value, where)
-    return replace(limits, **table)
-
-
-def _check(name: str, value: Any, where: str) -> None:
-    if name in ("memory", "tmpfs"):
-        ok = isinstance(value, str) and bool(_MEMORY.match(value.lower()))
-        need = 'a size such as "2g" or "512m"'
-    elif name == "pids":
-        ok, need = (
-            isinstance(value, int) and not isinstance(value, bool) and value >= 16,
-            "a whole number of at least 16",
-        )
-    else:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-        need = "a positive number"
-    if not ok:
-        raise LimitsError(f"{where}: {name} = {value!r} must be {need}")
+    return config.load(Limits(), RULES, root, "sandbox", assignment, LimitsError, key="limit")

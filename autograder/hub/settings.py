@@ -5,15 +5,11 @@ what each student's server may use, when idle servers are stopped, how many grad
 from __future__ import annotations
 
 import ipaddress
-import re
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ..core.config import layered
+from ..core import config
 from ..core.errors import JaxcourseError
-
-_MEMORY = re.compile(r"^\d+(\.\d+)?[kmg]$")
 
 
 class SettingsError(JaxcourseError):
@@ -35,37 +31,21 @@ class HubSettings:
     worker_concurrency: int = 0  # submissions each worker grades at once; 0: cores over the CPU quota
 
 
-def load(root: Path) -> HubSettings:
-    table, where = layered(root, "hub", "")[0]
-    known = {f.name for f in fields(HubSettings)}
-    for name, value in table.items():
-        if name not in known:
-            raise SettingsError(f"{where}: unknown setting {name!r}; known: {', '.join(sorted(known))}")
-        _check(name, value, where)
-    return replace(HubSettings(), **table)
-
-
-def _subnet(value: Any) -> bool:
+def _subnet(value: object) -> bool:
     try:
         return isinstance(value, str) and ipaddress.IPv4Network(value).prefixlen <= 28
     except ValueError:
         return False
 
 
-def _check(name: str, value: Any, where: str) -> None:
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if name in ("memory", "hub_memory", "work_quota", "scratch"):
-        ok, need = isinstance(value, str) and bool(_MEMORY.match(value.lower())), 'a size such as "4g"'
-    elif name in ("pids", "idle_timeout", "workers"):
-        ok, need = isinstance(value, int) and not isinstance(value, bool) and value >= 1, "a whole number of at least 1"
-    elif name == "worker_concurrency":
-        ok, need = (
-            isinstance(value, int) and not isinstance(value, bool) and value >= 0,
-            "a whole number, 0 for automatic",
-        )
-    elif name == "server_subnets":
-        ok, need = _subnet(value), 'an IPv4 network such as "10.213.0.0/16", /28 or wider'
-    else:
-        ok, need = number and value > 0, "a positive number"
-    if not ok:
-        raise SettingsError(f"{where}: {name} = {value!r} must be {need}")
+RULES = {
+    "memory": config.size("4g"), "cpus": config.POSITIVE, "pids": config.whole(1), "idle_timeout": config.whole(1),
+    "workers": config.whole(1), "hub_memory": config.size("4g"),
+    "server_subnets": config.Rule(_subnet, 'an IPv4 network such as "10.213.0.0/16", /28 or wider'),
+    "work_quota": config.size("4g"), "quota_every": config.POSITIVE, "scratch": config.size("4g"),
+    "worker_concurrency": config.Rule(config.whole(0).ok, "a whole number, 0 for automatic"),
+}  # fmt: skip
+
+
+def load(root: Path) -> HubSettings:
+    return config.load(HubSettings(), RULES, root, "hub", "", SettingsError, key="setting")

@@ -6,11 +6,10 @@ shows. ``[class]`` sets them for every assignment, ``[assignments.<name>.class]`
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ...core.config import layered
+from ...core import config
 from ...core.errors import JaxcourseError
 
 LATE = ("accept", "refuse")  # graded as usual (nbgrader marks it late), or not taken
@@ -38,39 +37,22 @@ class Policy:
         return datetime.datetime.fromisoformat(self.due) if self.due else None
 
 
+def _aware(value: object) -> bool:
+    """An ISO 8601 time with its zone."""
+    try:
+        return isinstance(value, str) and datetime.datetime.fromisoformat(value).tzinfo is not None
+    except ValueError:
+        return False
+
+
+RULES = {
+    "max_submissions": config.whole(1),
+    "max_submission_size": config.size("20m"),
+    "due": config.Rule(_aware, 'an ISO 8601 time with its zone, such as "2026-12-01T23:59:00+00:00"'),
+    "late": config.one_of(*LATE),
+    "feedback": config.one_of(*FEEDBACK),
+}
+
+
 def load(root: Path, assignment: str) -> Policy:
-    rules = Policy()
-    for table, where in layered(root, "class", assignment):
-        rules = _apply(rules, table, where)
-    return rules
-
-
-def _apply(rules: Policy, table: dict[str, Any], where: str) -> Policy:
-    known = [f.name for f in fields(Policy)]
-    for name, value in table.items():
-        if name not in known:
-            raise PolicyError(f"{where}: unknown key {name!r}; known: {', '.join(known)}")
-        _check(name, value, where)
-    return replace(rules, **table)
-
-
-def _check(name: str, value: Any, where: str) -> None:
-    problem = ""
-    if name == "max_submissions" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        problem = "a whole number of at least 1"
-    elif name == "max_submission_size" and not (
-        isinstance(value, str) and value[-1:].lower() in _SIZE and value[:-1].replace(".", "", 1).isdigit()
-    ):
-        problem = 'a size such as "20m"'
-    elif name == "late" and value not in LATE:
-        problem = f"one of {', '.join(LATE)}"
-    elif name == "feedback" and value not in FEEDBACK:
-        problem = f"one of {', '.join(FEEDBACK)}"
-    elif name == "due":
-        try:
-            aware = isinstance(value, str) and datetime.datetime.fromisoformat(value).tzinfo is not None
-        except ValueError:
-            aware = False
-        problem = "" if aware else 'an ISO 8601 time with its zone, such as "2026-12-01T23:59:00+00:00"'
-    if problem:
-        raise PolicyError(f"{where}: {name} = {value!r} must be {problem}")
+    return config.load(Policy(), RULES, root, "class", assignment, PolicyError)
