@@ -11,6 +11,8 @@ import logging
 import os
 import sys
 
+from autograder.core import environment
+
 EXPECTED = {"cpu": "cpu", "cuda": "gpu", "tpu": "tpu"}
 HOW = {
     "cuda": "on a host with an NVIDIA driver, start it with `jaxcourse lab --variant cuda` (or docker run --gpus all)",
@@ -19,7 +21,7 @@ HOW = {
 
 
 def main() -> int:
-    variant = os.environ.get("JAXCOURSE_VARIANT", "cpu")
+    variant = os.environ.get(environment.VARIANT, "cpu")
     # JAX's own fallback warning is a traceback; the line below says the same in words.
     logging.getLogger("jax._src.xla_bridge").setLevel(logging.CRITICAL)
     try:

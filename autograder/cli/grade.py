@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .. import specs
+from ..core import environment
 from ..core.course import Course
 from ..delivery.classdir import ClassDir
 from ..grading import classroom
@@ -23,7 +24,7 @@ def register(sub: Subparsers) -> None:
     grade.add_argument("--jobs", type=positive, default=default(classroom.grade_class, "jobs"),
                        help="submissions graded at once (default: the cores over each sandbox's CPU quota)")  # fmt: skip
     grade.add_argument("--sandbox", choices=(*classroom.SANDBOXES, "service"),
-                       default=os.environ.get("JAXCOURSE_SANDBOX") or default(classroom.grade_class, "sandbox"),
+                       default=os.environ.get(environment.SANDBOX) or default(classroom.grade_class, "sandbox"),
                        help="docker (default): a locked-down container per submission, or an error where no "
                        "engine answers; process: a local process that isolates nothing, for development; "
                        "service: the class's grading service and its workers (--class; an instructor's server "

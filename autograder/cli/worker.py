@@ -10,7 +10,7 @@ from ..core import environment
 from ..core.course import Course
 from ..grading import classroom, limits
 from ..queue import worker
-from ..queue.app import BROKER_ENV, BrokerError
+from ..queue.app import BrokerError
 from ..queue.class_run import job_seconds
 from ..queue.jobs import outcome_key
 from .args import Subparsers, broker_url, positive
@@ -18,8 +18,8 @@ from .args import Subparsers, broker_url, positive
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("worker", help="grade submissions from a queue (Celery on Redis) on this host")
-    p.add_argument("--broker", type=broker_url, default=os.environ.get(BROKER_ENV),
-                   help=f"redis://:PASSWORD@HOST:6379/0 (default: ${BROKER_ENV}, which keeps the password out of `ps`)")  # fmt: skip
+    p.add_argument("--broker", type=broker_url, default=os.environ.get(environment.BROKER),
+                   help=f"redis://:PASSWORD@HOST:6379/0 (default: ${environment.BROKER}, which keeps the password out of `ps`)")  # fmt: skip
     p.add_argument("--concurrency", type=positive,
                    help="submissions graded at once (default: the cores over each sandbox's CPU quota)")  # fmt: skip
     p.add_argument("--course", type=Path, help="the course checkout with its solutions (default: found from here)")
@@ -32,7 +32,7 @@ def register(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not args.broker:
-        raise BrokerError(f"say where the queue is: --broker redis://:PASSWORD@HOST:6379/0, or ${BROKER_ENV}")
+        raise BrokerError(f"say where the queue is: --broker redis://:PASSWORD@HOST:6379/0, or ${environment.BROKER}")
     course = Course.find(args.course) if args.course else Course.find()
     if args.course:
         os.environ.setdefault(environment.ROOT, str(course.root))  # the image check finds the lock here

@@ -1,5 +1,6 @@
-"""The environment variables more than one part of the package reads or sets, each named once:
-one side writes them into a container's environment, another reads them there."""
+"""The course's environment variables, each named once: one side (the CLI, the hub's deployment)
+writes them into a process's or a container's environment, another (a lab, the hub's config, a
+service) reads them there."""
 
 from __future__ import annotations
 
@@ -9,3 +10,29 @@ NUM_DEVICES = "JAXCOURSE_NUM_DEVICES"  # simulated CPU devices in a lab (default
 EXPECTED = "JAXCOURSE_EXPECTED"  # the release's shipped reference records, for a student's check
 WORK_QUOTA = "JAXCOURSE_WORK_QUOTA"  # the most a student's work folder may hold, e.g. "2g"
 QUOTA_EVERY = "JAXCOURSE_QUOTA_EVERY"  # seconds between the quota service's sweeps
+WORK = "JAXCOURSE_WORK"  # a lab's work folder on the host volume, where students' files live
+VARIANT = "JAXCOURSE_VARIANT"  # the image's variant: cpu, cuda or tpu
+COURSE_ID = "JAXCOURSE_COURSE_ID"  # nbgrader's course id in a lab or a class
+EXCHANGE = "JAXCOURSE_EXCHANGE"  # a lab's own exchange folder, when no hub serves one
+EXCHANGE_URL = "JAXCOURSE_EXCHANGE_URL"  # the class exchange service's URL, set in each student's server by the hub
+EXCHANGE_BIND = "JAXCOURSE_EXCHANGE_BIND"  # the address the exchange service listens on
+CONFIG_DIR = "JAXCOURSE_CONFIG_DIR"  # the exchange service's configuration folder (the course's jaxcourse.toml)
+INSTRUCTOR = "JAXCOURSE_INSTRUCTOR"  # set in an instructor's server: the class directory is nbgrader's course root
+CLASS = "JAXCOURSE_CLASS"  # an instructor's server's class directory (gradebook, submissions)
+SANDBOX = "JAXCOURSE_SANDBOX"  # the sandbox `jaxcourse grade` uses when --sandbox is not given
+BROKER = "JAXCOURSE_BROKER"  # where a queue worker or the grading service finds the broker's URL
+QUEUE_KEY = "JAXCOURSE_QUEUE_KEY"  # the key the queue's outcomes are signed with
+OFFLINE_BASE = "JAXCOURSE_OFFLINE_BASE"  # the offline base image the course's images are built from
+HUB_NAME = "JAXCOURSE_HUB_NAME"  # the hub container's name on the class network
+NETWORK = "JAXCOURSE_NETWORK"  # the class network the hub and its services share
+IMAGE = "JAXCOURSE_IMAGE"  # the image students' servers run
+PREFIX = "JAXCOURSE_PREFIX"  # students' containers are named PREFIX-<username>
+COURSE_ROOT = "JAXCOURSE_COURSE_ROOT"  # the instructor's checkout, mounted in instructors' servers
+CLASS_NAME = "JAXCOURSE_CLASS_NAME"  # the name that labels everything a class owns
+SERVER_SUBNETS = "JAXCOURSE_SERVER_SUBNETS"  # the network each student's server's own /28 is taken from
+PUBLIC_URL = "JAXCOURSE_PUBLIC_URL"  # the class's address as its users reach it
+MEM_LIMIT = "JAXCOURSE_MEM_LIMIT"  # each student's server's memory
+CPU_LIMIT = "JAXCOURSE_CPU_LIMIT"  # each student's server's CPU quota
+PIDS_LIMIT = "JAXCOURSE_PIDS_LIMIT"  # each student's server's processes and threads
+IDLE_TIMEOUT = "JAXCOURSE_IDLE_TIMEOUT"  # seconds before an idle server is stopped
+SCRATCH = "JAXCOURSE_SCRATCH"  # each server's home and /tmp, in memory

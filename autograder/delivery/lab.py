@@ -266,12 +266,12 @@ def local_env(work: Path, token: str, repo: Path) -> dict[str, str]:
     ours = str(repo / "docker" / "jupyter")
     config_path = os.pathsep.join(filter(None, [ours, os.environ.get("JUPYTER_CONFIG_PATH")]))
     return os.environ | {
-        "JAXCOURSE_VARIANT": "cpu",
+        environment.VARIANT: "cpu",
         environment.NUM_DEVICES: devices,
         "JAX_NUM_CPU_DEVICES": devices,
-        "JAXCOURSE_EXCHANGE": str(work / ".jaxcourse" / "exchange"),
-        "JAXCOURSE_COURSE_ID": images.COURSE_ID,
-        "JAXCOURSE_WORK": str(work),
+        environment.EXCHANGE: str(work / ".jaxcourse" / "exchange"),
+        environment.COURSE_ID: images.COURSE_ID,
+        environment.WORK: str(work),
         # The checks judge against the release's records, as the image's do (grading/expected.py).
         environment.EXPECTED: str(images.Sources.of(repo).expected),
         "JUPYTER_CONFIG_PATH": config_path,
@@ -343,7 +343,7 @@ def _wait_local(proc: subprocess.Popen[bytes], port: int, log_path: Path) -> Non
     raise LabError(f"JupyterLab did not answer on port {port} within {READY_TIMEOUT_S:.0f} s (log: {log_path})")
 
 
-# ---- python -m autograder.lab seed SRC WORK: the image's entrypoint -----------------------------
+# ---- python -m autograder.delivery.lab seed SRC WORK: the image's entrypoint -----------------------------
 
 
 def main(argv: Sequence[str] | None = None) -> int:

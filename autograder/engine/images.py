@@ -31,7 +31,7 @@ VARIANTS = ("cpu", "cuda", "tpu")
 REPOSITORY = "jaxcourse"
 DEFAULT_BASE = "python:3.11-slim"
 COURSE_ID = "jax-distributed"  # assignments/nbgrader_config.py: nbgrader's exchange is keyed by it
-OFFLINE_BASE = os.environ.get("JAXCOURSE_OFFLINE_BASE", "jaxcourse/offline-base:bookworm-py3.11")
+OFFLINE_BASE = os.environ.get(environment.OFFLINE_BASE, "jaxcourse/offline-base:bookworm-py3.11")
 CA_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt")
 # As nbgrader writes them in source notebooks: a comment, then the marker.
 LEAK_RE = re.compile(rb"#+ *(BEGIN|END) (SOLUTION|HIDDEN TESTS)")

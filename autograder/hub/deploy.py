@@ -31,8 +31,6 @@ from ..core.course import Course
 from ..core.errors import JaxcourseError
 from ..delivery.classdir import ClassDir
 from ..engine import health, images
-from ..queue.app import BROKER_ENV
-from ..queue.jobs import KEY_ENV
 from . import networks, roster
 from .images import HUB_IMAGE, REDIS_IMAGE, build_hub, build_redis
 from .settings import HubSettings
@@ -214,7 +212,7 @@ def _python_service(deployment: Deployment, image: str, network: str, argv: list
     return {
         "image": image, "network": network, "entrypoint": ["tini", "-g", "--", *argv], "command": [],
         "environment": {"HOME": "/tmp", environment.ROOT: checkout, environment.CLASS_DIR: str(deployment.classdir.root),
-                        BROKER_ENV: deployment.broker(), KEY_ENV: deployment.classdir.secret("queue_key"),
+                        environment.BROKER: deployment.broker(), environment.QUEUE_KEY: deployment.classdir.secret("queue_key"),
                         "PYTHONUNBUFFERED": "1"},
         "volumes": {checkout: {"bind": checkout, "mode": "ro"}}, **_owner(deployment), **_locked_down(),
         "healthcheck": {"test": ["NONE"]},  # the image's probe is for JupyterLab, which these do not run
@@ -271,14 +269,14 @@ def hub_options(deployment: Deployment, student_image: str, network: str) -> dic
         "mem_limit": settings.hub_memory, "memswap_limit": settings.hub_memory,
         "working_dir": f"{root}/hub", "volumes": volumes, "labels": deployment.labels,
         "environment": {
-            environment.CLASS_DIR: root, "JAXCOURSE_HUB_NAME": f"{deployment.name}-hub",
-            "JAXCOURSE_NETWORK": network, "JAXCOURSE_IMAGE": student_image,
-            "JAXCOURSE_PREFIX": f"{deployment.name}-lab", "JAXCOURSE_COURSE_ROOT": str(deployment.checkout.root),
-            "JAXCOURSE_MEM_LIMIT": settings.memory, "JAXCOURSE_CPU_LIMIT": str(settings.cpus),
-            "JAXCOURSE_PIDS_LIMIT": str(settings.pids), "JAXCOURSE_IDLE_TIMEOUT": str(settings.idle_timeout),
-            "JAXCOURSE_CLASS_NAME": deployment.name, "JAXCOURSE_SERVER_SUBNETS": settings.server_subnets,
-            "JAXCOURSE_PUBLIC_URL": deployment.url, environment.WORK_QUOTA: settings.work_quota,
-            environment.QUOTA_EVERY: str(settings.quota_every), "JAXCOURSE_SCRATCH": settings.scratch,
+            environment.CLASS_DIR: root, environment.HUB_NAME: f"{deployment.name}-hub",
+            environment.NETWORK: network, environment.IMAGE: student_image,
+            environment.PREFIX: f"{deployment.name}-lab", environment.COURSE_ROOT: str(deployment.checkout.root),
+            environment.MEM_LIMIT: settings.memory, environment.CPU_LIMIT: str(settings.cpus),
+            environment.PIDS_LIMIT: str(settings.pids), environment.IDLE_TIMEOUT: str(settings.idle_timeout),
+            environment.CLASS_NAME: deployment.name, environment.SERVER_SUBNETS: settings.server_subnets,
+            environment.PUBLIC_URL: deployment.url, environment.WORK_QUOTA: settings.work_quota,
+            environment.QUOTA_EVERY: str(settings.quota_every), environment.SCRATCH: settings.scratch,
         },
     }  # fmt: skip
 

@@ -30,7 +30,7 @@ from ..grading import feedback, gradebook, notebooks
 from ..grading.grader import Grader, grader_for
 from ..grading.report import Report
 from ..grading.sandbox import ProcessSandbox
-from ..queue.app import BROKER_ENV, make_app, visibility_timeout
+from ..queue.app import make_app, visibility_timeout
 from ..queue.class_run import job_seconds, report_for
 from ..queue.dispatch import Dispatcher, Failed
 from ..queue.identity import expected_image, grading_of
@@ -211,7 +211,7 @@ def main() -> None:
     class_dir = Path(os.environ[environment.CLASS_DIR])
     course = Course(Path(os.environ[environment.ROOT]), nbgrader=class_dir)
     seconds = job_seconds(course)
-    broker = os.environ[BROKER_ENV]
+    broker = os.environ[environment.BROKER]
     dispatcher = Dispatcher(make_app(broker, seconds), 2 * visibility_timeout(seconds), outcome_key(broker), _say)
     service = GradingService(course, Store(class_dir / "exchange"), dispatcher)
     _say(f"jaxcourse grading service: watching {service.store.root}")

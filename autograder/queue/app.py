@@ -20,7 +20,6 @@ from ..core.errors import JaxcourseError
 if TYPE_CHECKING:
     from celery import Celery
 
-BROKER_ENV = "JAXCOURSE_BROKER"  # where a worker or the grading service finds the broker's URL
 TASK = "jaxcourse.grade"
 QUEUE = "jaxcourse-grade"
 _URL = re.compile(r"^rediss?://(:[^@/]+@)?[A-Za-z0-9_.-]+(:\d{1,5})?(/\d{1,2})?$")

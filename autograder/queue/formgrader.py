@@ -55,7 +55,7 @@ class GradedByTheService(Preprocessor):
         return nb, resources
 
     def _graded(self, nb: Any, assignment: str, student: str) -> Report:
-        course = Course(Path(os.environ[environment.ROOT]), nbgrader=Path(os.environ["JAXCOURSE_CLASS"]))
+        course = Course(Path(os.environ[environment.ROOT]), nbgrader=Path(os.environ[environment.CLASS]))
         grader = grader_for(assignment, course, sandbox=ProcessSandbox())  # it runs nothing here
         job = make_job(
             assignment, student, nbformat.writes(nb).encode(), None, grading_of(grader, expected_image(course.root))

@@ -17,6 +17,7 @@ import os
 from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
+from ..core import environment
 from ..core.errors import JaxcourseError
 from ..grading.notebooks import MAX_NOTEBOOK_BYTES
 from ..grading.report import Report
@@ -57,15 +58,12 @@ class Outcome(TypedDict):
     signature: str  # HMAC-SHA256 of the rest, with the queue's key
 
 
-KEY_ENV = "JAXCOURSE_QUEUE_KEY"
-
-
 def outcome_key(broker: str) -> bytes:
     """The key outcomes are signed with: ``JAXCOURSE_QUEUE_KEY`` where it is set (a hub sets its
     class's own for the workers and the recorder, never for Redis); else one made from the
     broker's password, so that a queue set up by hand works, and whoever holds that password can
     sign."""
-    secret = os.environ.get(KEY_ENV) or f"broker:{urlsplit(broker).password or ''}"
+    secret = os.environ.get(environment.QUEUE_KEY) or f"broker:{urlsplit(broker).password or ''}"
     return hashlib.sha256(b"jaxcourse outcome key\0" + secret.encode()).digest()
 
 

@@ -19,20 +19,21 @@ from pathlib import Path
 
 import docker
 
+from autograder.core import environment
 from autograder.hub import networks, quota
 
 c = get_config()  # noqa: F821 (JupyterHub provides it)
 env = os.environ
 
-CLASS_DIR = Path(env["JAXCOURSE_CLASS_DIR"])  # the same path on the host and in this container
-HUB_NAME = env["JAXCOURSE_HUB_NAME"]  # this container's name on the class network
-NETWORK = env["JAXCOURSE_NETWORK"]
-IMAGE = env["JAXCOURSE_IMAGE"]
-PREFIX = env["JAXCOURSE_PREFIX"]  # students' containers are named PREFIX-<username>
-COURSE_ROOT = env.get("JAXCOURSE_COURSE_ROOT", "")  # the instructor's checkout, for instructors' servers
-CLASS_NAME = env.get("JAXCOURSE_CLASS_NAME", HUB_NAME.removesuffix("-hub"))  # labels what the class owns
-SUBNETS = env.get("JAXCOURSE_SERVER_SUBNETS", "10.213.0.0/16")  # each server's network takes a /28
-WORK_QUOTA = env.get("JAXCOURSE_WORK_QUOTA", "10g")  # each user's work folder, at most
+CLASS_DIR = Path(env[environment.CLASS_DIR])  # the same path on the host and in this container
+HUB_NAME = env[environment.HUB_NAME]  # this container's name on the class network
+NETWORK = env[environment.NETWORK]
+IMAGE = env[environment.IMAGE]
+PREFIX = env[environment.PREFIX]  # students' containers are named PREFIX-<username>
+COURSE_ROOT = env.get(environment.COURSE_ROOT, "")  # the instructor's checkout, for instructors' servers
+CLASS_NAME = env.get(environment.CLASS_NAME, HUB_NAME.removesuffix("-hub"))  # labels what the class owns
+SUBNETS = env.get(environment.SERVER_SUBNETS, "10.213.0.0/16")  # each server's network takes a /28
+WORK_QUOTA = env.get(environment.WORK_QUOTA, "10g")  # each user's work folder, at most
 STUDENT_HOME = "/home/jovyan/work"
 EXCHANGE_PORT = 10101
 
@@ -50,7 +51,7 @@ c.JupyterHub.hub_connect_url = f"http://{HUB_NAME}:8081"
 # Each user's server on an origin of its own (<user>.localhost, or <user>.<--domain>): whatever a
 # student's server hands a browser (a lab extension she planted, a notebook's output) cannot read
 # the hub's cookies or call its API as whoever opened her lab, an instructor included.
-c.JupyterHub.subdomain_host = env.get("JAXCOURSE_PUBLIC_URL", "http://localhost:8000")
+c.JupyterHub.subdomain_host = env.get(environment.PUBLIC_URL, "http://localhost:8000")
 c.JupyterHub.db_url = f"sqlite:///{CLASS_DIR / 'hub' / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(CLASS_DIR / "hub" / "jupyterhub_cookie_secret")
 c.ConfigurableHTTPProxy.pid_file = str(CLASS_DIR / "hub" / "proxy.pid")
@@ -83,14 +84,14 @@ c.DockerSpawner.notebook_dir = STUDENT_HOME
 # {raw_username}: the folder prepare_server makes and chowns; {username} is escaped (ann_lee ->
 # ann-5flee), a folder the engine would then make, owned by root.
 c.DockerSpawner.volumes = {str(CLASS_DIR / "home" / "{raw_username}"): STUDENT_HOME}
-MEMORY = env.get("JAXCOURSE_MEM_LIMIT", "4g").upper()  # JupyterHub reads sizes as 4G, Docker as 4g or 4G
+MEMORY = env.get(environment.MEM_LIMIT, "4g").upper()  # JupyterHub reads sizes as 4G, Docker as 4g or 4G
 c.DockerSpawner.mem_limit = MEMORY
-c.DockerSpawner.cpu_limit = float(env.get("JAXCOURSE_CPU_LIMIT", "2"))
-SCRATCH = env.get("JAXCOURSE_SCRATCH", "1g")  # a server's home and /tmp, in memory
+c.DockerSpawner.cpu_limit = float(env.get(environment.CPU_LIMIT, "2"))
+SCRATCH = env.get(environment.SCRATCH, "1g")  # a server's home and /tmp, in memory
 c.DockerSpawner.extra_host_config = {
     "cap_drop": ["ALL"],
     "security_opt": ["no-new-privileges"],
-    "pids_limit": int(env.get("JAXCOURSE_PIDS_LIMIT", "2048")),
+    "pids_limit": int(env.get(environment.PIDS_LIMIT, "2048")),
     "memswap_limit": MEMORY,
     # A read-only root: the only disk a server can fill is its work folder (held to its quota by
     # the quota service); its home (pip's --user, caches, JupyterLab's settings) and /tmp are
@@ -103,7 +104,7 @@ c.DockerSpawner.extra_host_config = {
 c.DockerSpawner.extra_create_kwargs = {"healthcheck": {"interval": 30 * 10**9}}
 c.DockerSpawner.environment = {
     # The exchange, through the proxy; the server's own hub token identifies the student.
-    "JAXCOURSE_EXCHANGE_URL": f"http://{HUB_NAME}:{EXCHANGE_PORT}/services/exchange/",
+    environment.EXCHANGE_URL: f"http://{HUB_NAME}:{EXCHANGE_PORT}/services/exchange/",
 }
 c.Spawner.default_url = "/lab/tree/START_HERE.md"
 c.Spawner.start_timeout = 120
@@ -149,10 +150,10 @@ def prepare_server(spawner):
     }
     spawner.environment = {
         **spawner.environment,
-        "JAXCOURSE_ROOT": f"{STUDENT_HOME}/course",
-        "JAXCOURSE_CLASS": f"{STUDENT_HOME}/class",
-        "JAXCOURSE_INSTRUCTOR": "1",
-        "JAXCOURSE_SANDBOX": "service",
+        environment.ROOT: f"{STUDENT_HOME}/course",
+        environment.CLASS: f"{STUDENT_HOME}/class",
+        environment.INSTRUCTOR: "1",
+        environment.SANDBOX: "service",
     }
 
 
@@ -175,9 +176,9 @@ c.JupyterHub.services = [
         "url": f"http://127.0.0.1:{EXCHANGE_PORT}",
         "command": [sys.executable, "-m", "autograder.delivery.exchange.service"],
         "environment": {
-            "JAXCOURSE_CLASS_DIR": str(CLASS_DIR),
-            "JAXCOURSE_CONFIG_DIR": "/etc/jaxcourse",
-            "JAXCOURSE_EXCHANGE_BIND": "0.0.0.0",
+            environment.CLASS_DIR: str(CLASS_DIR),
+            environment.CONFIG_DIR: "/etc/jaxcourse",
+            environment.EXCHANGE_BIND: "0.0.0.0",
         },
     },
     {
@@ -185,9 +186,9 @@ c.JupyterHub.services = [
         "name": "quota",
         "command": [sys.executable, "-m", "autograder.hub.quota"],
         "environment": {
-            "JAXCOURSE_CLASS_DIR": str(CLASS_DIR),
-            "JAXCOURSE_WORK_QUOTA": WORK_QUOTA,
-            "JAXCOURSE_QUOTA_EVERY": env.get("JAXCOURSE_QUOTA_EVERY", "60"),
+            environment.CLASS_DIR: str(CLASS_DIR),
+            environment.WORK_QUOTA: WORK_QUOTA,
+            environment.QUOTA_EVERY: env.get(environment.QUOTA_EVERY, "60"),
         },
     },
     {
@@ -196,7 +197,7 @@ c.JupyterHub.services = [
             sys.executable,
             "-m",
             "jupyterhub_idle_culler",
-            f"--timeout={env.get('JAXCOURSE_IDLE_TIMEOUT', '3600')}",
+            f"--timeout={env.get(environment.IDLE_TIMEOUT, '3600')}",
         ],
     },
 ]

@@ -9,24 +9,26 @@ an instructor's server (JAXCOURSE_INSTRUCTOR) gets the class directory as nbgrad
 
 import os
 
-c = get_config()  # noqa: F821 (nbgrader provides it)
-c.CourseDirectory.course_id = os.environ.get("JAXCOURSE_COURSE_ID", "jax-distributed")
-c.Exchange.root = os.environ.get("JAXCOURSE_EXCHANGE", "/srv/nbgrader/exchange")
-# Where fetched assignments live: the work dir, whatever the server's current directory.
-c.Exchange.assignment_dir = os.environ.get("JAXCOURSE_WORK", ".")
+from autograder.core import environment
 
-if os.environ.get("JAXCOURSE_EXCHANGE_URL"):
+c = get_config()  # noqa: F821 (nbgrader provides it)
+c.CourseDirectory.course_id = os.environ.get(environment.COURSE_ID, "jax-distributed")
+c.Exchange.root = os.environ.get(environment.EXCHANGE, "/srv/nbgrader/exchange")
+# Where fetched assignments live: the work dir, whatever the server's current directory.
+c.Exchange.assignment_dir = os.environ.get(environment.WORK, ".")
+
+if os.environ.get(environment.EXCHANGE_URL):
     plugins = "autograder.delivery.exchange.client"
     c.ExchangeFactory.list = f"{plugins}.ExchangeList"
     c.ExchangeFactory.fetch_assignment = f"{plugins}.ExchangeFetchAssignment"
     c.ExchangeFactory.submit = f"{plugins}.ExchangeSubmit"
     c.ExchangeFactory.fetch_feedback = f"{plugins}.ExchangeFetchFeedback"
 
-if os.environ.get("JAXCOURSE_INSTRUCTOR") and os.environ.get("JAXCOURSE_CLASS"):
-    c.CourseDirectory.root = os.environ["JAXCOURSE_CLASS"]
+if os.environ.get(environment.INSTRUCTOR) and os.environ.get(environment.CLASS):
+    c.CourseDirectory.root = os.environ[environment.CLASS]
     # The class's own gradebook, whatever the server's current directory (the course's config
     # names it relative to the course root).
-    c.CourseDirectory.db_url = f"sqlite:///{os.environ['JAXCOURSE_CLASS']}/gradebook.db"
+    c.CourseDirectory.db_url = f"sqlite:///{os.environ[environment.CLASS]}/gradebook.db"
     # formgrader's Autograde runs no student code in this server: nbgrader's Execute step is the
     # class's grading service, whose workers grade in their sandboxes (autograder/queue/formgrader.py).
     from autograder.queue.formgrader import AUTOGRADE_PREPROCESSORS

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from autograder.core import environment
 from autograder.grading.notebooks import MAX_NOTEBOOK_BYTES
 from autograder.grading.report import Report
 from autograder.queue import jobs
@@ -79,7 +80,7 @@ def test_an_outcome_not_signed_with_the_classs_key_is_refused(monkeypatch):
     forged outcome, one signed with another key, or a signed one changed afterwards, is refused."""
     report = Report("ada", "01_collectives", "graded", "", [], "f" * 8).to_json()
     outcome = {"version": 1, "id": "x", "worker": "h", "seconds": 1.5, "report": report}
-    monkeypatch.setenv(jobs.KEY_ENV, "the class's own secret")
+    monkeypatch.setenv(environment.QUEUE_KEY, "the class's own secret")
     key = jobs.outcome_key("redis://:pw@redis:6379/0")
     assert key != KEY  # the broker's password alone does not make the class's key
     for forged in (

@@ -18,12 +18,13 @@ import sys
 
 import pytest
 
+from autograder.core import environment
 from autograder.core.course import Course
 from autograder.grading.grader import grader_for
-from autograder.queue.app import BROKER_ENV, QUEUE, TASK, make_app
+from autograder.queue.app import QUEUE, TASK, make_app
 from autograder.queue.class_run import job_seconds
 from autograder.queue.dispatch import ATTEMPTS, Dispatcher, Failed
-from autograder.queue.jobs import KEY_ENV, make_job
+from autograder.queue.jobs import make_job
 
 from ..helpers.classroom import class_course, new_class, queue, wait_for
 from ..helpers.course import ASSIGNMENT, solved_notebook, total, write_submission
@@ -54,7 +55,7 @@ def classroom(tmp_path_factory, course, client, cpu_image):
 
 def _grade(classroom, out, *more):
     env = {**os.environ, "JAXCOURSE_ROOT": str(classroom["course"].root), "PYTHONUNBUFFERED": "1",
-           KEY_ENV: classroom["key"]}  # fmt: skip
+           environment.QUEUE_KEY: classroom["key"]}  # fmt: skip
     argv = [sys.executable, "-m", "autograder.cli", "grade", ASSIGNMENT, "--broker", classroom["broker"],
             "--submissions", str(classroom["submitted"]), "--out", str(out), "--quiet", *more]  # fmt: skip
     return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -172,7 +173,7 @@ def test_a_worker_whose_image_is_stale_is_refused(classroom, client, cpu_image, 
     from autograder.hub import deploy
 
     options = deploy.worker_options(deployment, cpu_image, classroom["network"], 9, sandbox_image=stale)
-    options["environment"][BROKER_ENV] = classroom["broker"]
+    options["environment"][environment.BROKER] = classroom["broker"]
     container = client.containers.run(detach=True, **options)
     try:
         code = container.wait(timeout=180)["StatusCode"]

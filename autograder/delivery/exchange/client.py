@@ -20,6 +20,8 @@ from typing import Any
 
 from nbgrader.exchange import abc
 
+from ...core import environment
+
 SKIP = {"feedback", ".ipynb_checkpoints", "__pycache__"}
 TIMEOUT = 60.0
 
@@ -37,7 +39,7 @@ class _Remote(abc.Exchange):  # type: ignore[misc]  # nbgrader is untyped
         pass
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        url = os.environ.get("JAXCOURSE_EXCHANGE_URL", "").rstrip("/") + "/api/" + path
+        url = os.environ.get(environment.EXCHANGE_URL, "").rstrip("/") + "/api/" + path
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(url, data=data, method=method, headers={
             "Authorization": f"token {os.environ.get('JUPYTERHUB_API_TOKEN', '')}",

@@ -240,11 +240,11 @@ def main() -> None:
 
     url = urlparse(os.environ["JUPYTERHUB_SERVICE_URL"])
     store = Store(Path(os.environ[environment.CLASS_DIR]) / "exchange")
-    app = make_app(store, Path(os.environ.get("JAXCOURSE_CONFIG_DIR", "/etc/jaxcourse")),
+    app = make_app(store, Path(os.environ.get(environment.CONFIG_DIR, "/etc/jaxcourse")),
                    os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/exchange/"))  # fmt: skip
 
     async def serve() -> None:  # the hub names where it reaches the service; the class, where students do
-        app.listen(url.port or 80, os.environ.get("JAXCOURSE_EXCHANGE_BIND") or url.hostname or "127.0.0.1",
+        app.listen(url.port or 80, os.environ.get(environment.EXCHANGE_BIND) or url.hostname or "127.0.0.1",
                    body_timeout=BODY_TIMEOUT, idle_connection_timeout=BODY_TIMEOUT)  # fmt: skip
         await asyncio.Event().wait()
 
