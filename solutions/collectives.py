@@ -2,7 +2,7 @@
 (TARGETS) that bound each part's traffic.
 
 Each function body here is the single source of the matching solution region in
-assignments/source/01_collectives/01_collectives.ipynb (tests/test_solutions_sync.py checks it).
+assignments/source/01_collectives/01_collectives.ipynb (tests/specs/test_solutions_sync.py checks it).
 """
 
 from math import prod

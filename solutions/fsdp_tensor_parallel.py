@@ -2,7 +2,7 @@
 closed forms (TARGETS) of what the steps send and hold, and of the Megatron block's all-reduces.
 
 Each function body here is the single source of the matching solution region in
-assignments/source/04_fsdp_tensor_parallel/04_fsdp_tensor_parallel.ipynb (tests/test_solutions_sync.py checks it).
+assignments/source/04_fsdp_tensor_parallel/04_fsdp_tensor_parallel.ipynb (tests/specs/test_solutions_sync.py checks it).
 """
 
 import jax

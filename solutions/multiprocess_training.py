@@ -2,7 +2,7 @@
 
 Each function body here is the single source of the matching solution region in
 assignments/source/03_multiprocess_training/03_multiprocess_training.ipynb
-(tests/test_training_sync.py checks it). The model, the optimizer and the data are given to the
+(tests/specs/test_training_sync.py checks it). The model, the optimizer and the data are given to the
 students: they live in autograder/specs/given/multiprocess_training.py.
 """
 

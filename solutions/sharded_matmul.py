@@ -2,7 +2,7 @@
 forms (TARGETS) each part's traffic is held to: comm_bytes's own answer, per case.
 
 Each function body here is the single source of the matching solution region in
-assignments/source/02_sharded_matmul/02_sharded_matmul.ipynb (tests/test_solutions_sync.py checks it).
+assignments/source/02_sharded_matmul/02_sharded_matmul.ipynb (tests/specs/test_solutions_sync.py checks it).
 """
 
 import jax

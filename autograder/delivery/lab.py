@@ -343,7 +343,7 @@ def _wait_local(proc: subprocess.Popen[bytes], port: int, log_path: Path) -> Non
     raise LabError(f"JupyterLab did not answer on port {port} within {READY_TIMEOUT_S:.0f} s (log: {log_path})")
 
 
-# ---- python -m autograder.delivery.lab seed SRC WORK: the image's entrypoint -----------------------------
+# ---- python -m autograder.delivery.lab seed SRC WORK: the image's entrypoint ---------------------
 
 
 def main(argv: Sequence[str] | None = None) -> int:
