@@ -4,7 +4,7 @@ Every write must fail; the test also checks that the submission on disk is uncha
 EXPECTED = {}
 EXTRA_CELL = """import os, sys
 written = []
-for path in [sys.argv[1], sys.argv[2], "{notebook}", "/opt/grader/autograder/compare.py", "/usr/lib/python3.11/os.py"]:
+for path in [sys.argv[1], sys.argv[2], "{notebook}", "/opt/grader/autograder/untrusted/runner.py", "/usr/lib/python3.11/os.py"]:
     try:
         with open(path, "a") as f:
             f.write("# changed by the student")
