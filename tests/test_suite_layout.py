@@ -1,5 +1,6 @@
-"""The suite's own layout: conftest files hold fixtures only, shared helpers are plain modules
-under ``tests/helpers/``, and nothing imports a test module or a conftest."""
+"""The suite's own layout: its folders mirror the package's, conftest files hold fixtures only,
+shared helpers are plain modules under ``tests/helpers/``, and nothing imports a test module or a
+conftest."""
 
 from __future__ import annotations
 
@@ -18,6 +19,17 @@ MODULES = sorted(
     for p in [*TESTS.rglob("*.py"), *(REPO / "benchmarks").glob("*.py")]
     if not any(p.is_relative_to(s) for s in STUDENT_CODE)
 )
+
+
+# Folders of the suite's own that mirror no package folder: what the tests share, the student
+# code they grade, the grading snapshot, and the images' tests, which span the packages.
+SUITE_FOLDERS = {"helpers", "oracles", "submissions", "adversarial", "snapshots", "docker"}
+
+
+def test_test_folders_mirror_the_package():
+    package = {p.name for p in (REPO / "autograder").iterdir() if (p / "__init__.py").is_file()}
+    folders = {p.name for p in TESTS.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    assert folders - package - SUITE_FOLDERS == set(), "name a test folder after the package folder it tests"
 
 
 def _imported(path: Path) -> list[str]:

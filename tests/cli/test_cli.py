@@ -17,9 +17,9 @@ from autograder.cli import main
 from autograder.grading.grader import grader_for
 from autograder.specs import get
 
-from .helpers.course import ASSIGNMENT, NOTEBOOK, solved_notebook, total, visible_total, write_submission
-from .helpers.malformed import KINDS
-from .helpers.submissions import wrong_submission
+from ..helpers.course import ASSIGNMENT, NOTEBOOK, solved_notebook, total, visible_total, write_submission
+from ..helpers.malformed import KINDS
+from ..helpers.submissions import wrong_submission
 
 JAXCOURSE = [sys.executable, "-m", "autograder.cli"]
 TOTAL = total(ASSIGNMENT)

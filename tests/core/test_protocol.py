@@ -19,7 +19,7 @@ from autograder.core.protocol import MAX_RESULTS_BYTES
 from autograder.trusted.results import NoResults, ResultsError, read_results
 from autograder.untrusted.runner import write_results
 
-from .helpers.fuzz import JSON, damaged
+from ..helpers.fuzz import JSON, damaged
 
 IDS = {"ring_all_gather/0", "local_shape/0"}
 EXPORTED = {"ring_all_gather/0": {"status": "exported", "artifact": "000"}}

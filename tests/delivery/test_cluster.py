@@ -19,9 +19,9 @@ import pytest
 from autograder.delivery import cluster
 from autograder.launch import LaunchError, launch
 
-from .helpers.cluster import WHAT
-from .helpers.engine import unavailable
-from .helpers.multiprocess import crash_in_one, global_sum, one_never_arrives
+from ..helpers.cluster import WHAT
+from ..helpers.engine import unavailable
+from ..helpers.multiprocess import crash_in_one, global_sum, one_never_arrives
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 

@@ -11,9 +11,9 @@ from autograder.checks import check
 from autograder.delivery.lectures import execute
 from autograder.specs import ASSIGNMENTS, EXERCISES
 
-from .helpers.cluster import installed as cluster_installed
-from .helpers.course import REPO
-from .helpers.engine import IN_CI
+from ..helpers.cluster import installed as cluster_installed
+from ..helpers.course import REPO
+from ..helpers.engine import IN_CI
 
 LECTURES = sorted((REPO / "course").glob("*.ipynb"))
 EXERCISE_TASKS = [(a, t) for a in EXERCISES.values() for t in a.tasks]

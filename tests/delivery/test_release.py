@@ -11,7 +11,7 @@ import pytest
 
 from autograder.delivery.release import leaked_files
 
-from .helpers.course import (
+from ..helpers.course import (
     ASSIGNMENTS,
     RELEASED,
     notebook_name,

@@ -241,7 +241,7 @@ def test_the_image_holds_no_answer_a_student_could_call(client, cpu_image):
 
 def test_the_image_checks_against_its_shipped_records_only(client, cpu_image, sources):
     """The records a student's check judges against are in the image, exactly as the release made
-    them (visible cases only: tests/test_release.py), and a right answer passes its check there."""
+    them (visible cases only: tests/delivery/test_release.py), and a right answer passes its check there."""
     code, out = run_once(client, cpu_image, ["sh", "-c", 'cd "$JAXCOURSE_EXPECTED" && find . -type f | sort'])
     assert code == 0, out
     shipped = sorted(

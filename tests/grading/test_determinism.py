@@ -10,8 +10,8 @@ import pytest
 
 from autograder.grading import classroom
 
-from .helpers.course import ASSIGNMENT, solved_notebook, total, write_submission
-from .helpers.submissions import wrong_submission
+from ..helpers.course import ASSIGNMENT, solved_notebook, total, write_submission
+from ..helpers.submissions import wrong_submission
 
 pytestmark = pytest.mark.slow
 

@@ -11,9 +11,9 @@ from autograder.grading.docker_sandbox import DockerSandbox
 from autograder.grading.grader import Grader, grader_for
 from autograder.grading.limits import Limits
 
-from .helpers import snapshot
-from .helpers.course import ASSIGNMENTS, full_marks, solved_notebook, total, write_submission
-from .helpers.submissions import WrongSubmission, wrong_submissions
+from ..helpers import snapshot
+from ..helpers.course import ASSIGNMENTS, full_marks, solved_notebook, total, write_submission
+from ..helpers.submissions import WrongSubmission, wrong_submissions
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,8 @@ from autograder.grading import trusted_worker
 from autograder.grading.grader import grader_for
 from autograder.untrusted.runner import run_tests
 
-from .helpers.course import ASSIGNMENT, solved_notebook, write_submission
-from .helpers.submissions import wrong_submission
+from ..helpers.course import ASSIGNMENT, solved_notebook, write_submission
+from ..helpers.submissions import wrong_submission
 
 
 def test_the_sandbox_calls_a_function_that_timed_out_no_more(course, tmp_path):

@@ -1,6 +1,6 @@
 """A class hands in many copies of the same programs, and a class shares its notebook's public
 cells: each program is measured once, and the public cells fill the sandbox's compile cache once.
-Reusing must never change a report (tests/test_determinism.py holds whole classes to that)."""
+Reusing must never change a report (tests/grading/test_determinism.py holds whole classes to that)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from autograder.grading.grader import grader_for
 
-from .helpers.course import ASSIGNMENT, full_marks, solved_notebook, write_submission
-from .helpers.submissions import wrong_submission
+from ..helpers.course import ASSIGNMENT, full_marks, solved_notebook, write_submission
+from ..helpers.submissions import wrong_submission
 
 pytestmark = pytest.mark.slow
 

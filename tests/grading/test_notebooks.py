@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from autograder.grading import notebooks
 from autograder.grading.submissions import find_submissions
 
-from .helpers.course import ASSIGNMENT, NOTEBOOK, source_notebook
-from .helpers.fuzz import JSON, damaged
-from .helpers.malformed import KINDS
+from ..helpers.course import ASSIGNMENT, NOTEBOOK, source_notebook
+from ..helpers.fuzz import JSON, damaged
+from ..helpers.malformed import KINDS
 
 GOOD = source_notebook(ASSIGNMENT)
 GOOD_JSON = json.loads(nbformat.writes(GOOD))

@@ -12,7 +12,7 @@ from autograder.grading.docker_sandbox import LABEL, DockerSandbox
 from autograder.grading.grader import grader_for
 from autograder.grading.limits import Limits
 
-from .helpers.course import ASSIGNMENT, solved_notebook, write_submission
+from ..helpers.course import ASSIGNMENT, solved_notebook, write_submission
 
 pytestmark = pytest.mark.docker
 

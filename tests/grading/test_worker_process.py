@@ -24,7 +24,7 @@ from autograder.trusted import forkserver
 from autograder.trusted import reference as records
 from autograder.trusted.jobs import ReferenceRun
 
-from .helpers.course import ASSIGNMENT, solved_notebook, write_submission
+from ..helpers.course import ASSIGNMENT, solved_notebook, write_submission
 
 pytestmark = pytest.mark.slow
 

@@ -1,7 +1,7 @@
 """A class published with a certificate: the proxy speaks HTTPS with it (and nothing else on its
 port), logins cross it encrypted, and the class network inside keeps working (a student's
 server reaches the exchange). A second class beside the session's, on 127.0.0.1 only; that
-publishing beyond this machine needs the certificate at all is tests/test_cli.py's one line."""
+publishing beyond this machine needs the certificate at all is tests/cli/test_cli.py's one line."""
 
 from __future__ import annotations
 

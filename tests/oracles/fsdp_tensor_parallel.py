@@ -1,5 +1,5 @@
 """Independent stand-ins for fsdp_tensor_parallel's references, written another way (on JAX's own collectives
-or sharding): tests/test_oracles.py holds the references to them. Test code only: never shipped."""
+or sharding): tests/specs/test_oracles.py holds the references to them. Test code only: never shipped."""
 
 from __future__ import annotations
 

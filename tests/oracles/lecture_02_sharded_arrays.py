@@ -1,5 +1,5 @@
 """Independent stand-ins for lecture_02_sharded_arrays's references, written another way (on JAX's own collectives
-or sharding): tests/test_oracles.py holds the references to them. Test code only: never shipped."""
+or sharding): tests/specs/test_oracles.py holds the references to them. Test code only: never shipped."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Independent stand-ins for lecture_06_data_parallel_training's references, written another way (on JAX's own collectives
-or sharding): tests/test_oracles.py holds the references to them. Test code only: never shipped."""
+or sharding): tests/specs/test_oracles.py holds the references to them. Test code only: never shipped."""
 
 from __future__ import annotations
 

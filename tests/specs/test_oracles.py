@@ -12,7 +12,7 @@ import pytest
 from autograder.grading.self_check import judge
 from autograder.specs import ASSIGNMENTS, EXERCISES
 
-from .helpers.course import REPO
+from ..helpers.course import REPO
 
 MODULES = sorted(p.stem for p in (REPO / "tests" / "oracles").glob("*.py") if p.stem != "__init__")
 STAND_INS = [

@@ -11,8 +11,8 @@ import pytest
 
 from autograder.specs import get
 
-from .helpers.course import ASSIGNMENTS, REPO, source_notebook
-from .helpers.notebooks import cells_by_grade_id, function, solution_region
+from ..helpers.course import ASSIGNMENTS, REPO, source_notebook
+from ..helpers.notebooks import cells_by_grade_id, function, solution_region
 
 
 def _cells(assignment: str) -> dict[str, nbformat.NotebookNode]:

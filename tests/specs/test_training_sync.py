@@ -11,8 +11,8 @@ import pytest
 from autograder.core.course import Course
 from autograder.specs import get
 
-from .helpers.course import REPO, source_notebook
-from .helpers.notebooks import cells_by_grade_id, function, solution_region
+from ..helpers.course import REPO, source_notebook
+from ..helpers.notebooks import cells_by_grade_id, function, solution_region
 
 ASSIGNMENT = "03_multiprocess_training"
 SPEC = get(ASSIGNMENT)

@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from .helpers.course import REPO
+from ..helpers.course import REPO
 
 PROGRAMS = """
 import json, os, sys

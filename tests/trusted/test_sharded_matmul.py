@@ -16,7 +16,7 @@ from autograder.specs.sharded_matmul import PLANS
 from autograder.trusted.measure import compare_python
 from solutions.sharded_matmul import TARGETS, comm_bytes
 
-from .helpers import verdicts
+from ..helpers import verdicts
 
 SPEC = get("02_sharded_matmul")
 RING = SPEC.task("collective_matmul_allgather")

@@ -25,9 +25,9 @@ from autograder.specs import multiprocess_training as spec
 from autograder.specs.given import multiprocess_training as given
 from autograder.trusted.training import records
 
-from .helpers import snapshot
-from .helpers.course import REPO, full_marks, reference_sources, solved_source, total
-from .helpers.submissions import wrong_submission, wrong_submissions
+from ..helpers import snapshot
+from ..helpers.course import REPO, full_marks, reference_sources, solved_source, total
+from ..helpers.submissions import wrong_submission, wrong_submissions
 
 ASSIGNMENT = "03_multiprocess_training"
 SPEC = spec.ASSIGNMENT

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from autograder.specs import get
 
-from .helpers import verdicts
+from ..helpers import verdicts
 
 TASK = get("01_collectives").task("ring_all_gather")
 CASE_8, CASE_24 = TASK.cases
