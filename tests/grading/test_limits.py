@@ -51,7 +51,7 @@ def test_every_grader_takes_its_time_limits_from_the_course(course, tmp_path):
     from autograder.core.course import Course
     from autograder.grading.grader import grader_for
 
-    from .helpers.course import ASSIGNMENT
+    from ..helpers.course import ASSIGNMENT
 
     config = course.root / CONFIG
     before = config.read_text() if config.is_file() else None
