@@ -41,7 +41,7 @@ from ..trusted.kinds import score_task
 from . import expected, limits, references
 from . import notebooks as nbio
 from .measured import MeasuredPrograms
-from .package import code_text
+from .package import UNTRUSTED_SIDE, code_text
 from .plan import plan
 from .references import Provider
 from .report import Report
@@ -121,7 +121,7 @@ class Grader:
         programs compile). A run that fails leaves a cache that is only smaller."""
         cells = nbio.public_cells(self.source)
         where = json.dumps([cells, self.sandbox.name, getattr(self.sandbox, "image", "")])
-        stamp = hashlib.sha256((where + code_text("core", "untrusted")).encode())
+        stamp = hashlib.sha256((where + code_text(*UNTRUSTED_SIDE)).encode())
         done = folder / "filled-from"
         folder.mkdir(parents=True, exist_ok=True)
         if not done.is_file() or done.read_text() != stamp.hexdigest():
