@@ -177,6 +177,7 @@ class ProgramStructure(TypedDict):
     census: Census
     out_spec: SpecJSON | None
     matmul_waits: list[int]  # per matmul of the lowered program, the collective-permutes it waits for
+    peak_bytes: int | None  # one device's memory at the program's peak (trusted.measure.peak_bytes)
 
 
 class ArrayMeasurement(Measurement, total=False):
@@ -189,6 +190,8 @@ class ArrayMeasurement(Measurement, total=False):
     matmul_waits: list[int]  # per matmul of the lowered program, the collective-permutes it waits for
     reference_census: Census
     memory: list[tuple[str, int, int]]  # per returned state leaf: path, bytes one device holds, of the whole
+    peak: int | None  # sharded_step: one device's memory at the step's peak, as donated
+    reference_peak: int | None  # the reference step's, on the same mesh
 
 
 class StepMeasurement(Measurement, total=False):

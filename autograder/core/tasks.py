@@ -218,7 +218,8 @@ class Task:
     name: str
     grade_id: str
     kind: Kind
-    points: dict[str, float]  # parts: "values", "hidden values", "collectives", "communication", "memory"
+    # parts: "values", "hidden values", "collectives", "communication", "memory", "peak memory"
+    points: dict[str, float]
     cases: tuple[Case, ...]
     inputs: tuple[Input, ...] = ()
     out_layout: Layout | None = None  # None: per-device results, stacked over every axis

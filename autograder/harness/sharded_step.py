@@ -2,7 +2,9 @@
 state, batch, key), exported through a flat wrapper: the leaves in, in the task's path order, and
 the returned state's leaves and the loss out. Unlike shard_map tasks, the student's function is
 jitted as it is, so the shardings of what it returns are its own: what each device holds at rest
-after the step is part of the answer."""
+after the step is part of the answer. So is what it donates: a step jitted with ``donate_argnums``
+has the flat step donate the same leaves, and the artifact says so (its arguments' aliasing), so
+that the trusted side runs it donated and reads its peak memory as the student's program has it."""
 
 from __future__ import annotations
 
@@ -69,8 +71,26 @@ def flat(fn: Callable[..., Any], sig: ShardedStepSig) -> Callable[..., list[Any]
     return step
 
 
+def donated(fn: Callable[..., Any], sig: ShardedStepSig, structs: list[Any]) -> tuple[int, ...]:
+    """The flat step's positions of the leaves ``fn`` donates: none unless ``fn`` is itself
+    jitted (its donation is read from its own lowering on the step's arguments)."""
+    import jax
+
+    if not hasattr(fn, "lower"):
+        return ()
+    args_info = fn.lower(*arguments(sig["paths"], structs)).args_info[0]
+    arg_names = list(dict.fromkeys(path.split("/")[0] for path in sig["paths"]))
+    given = set()
+    for keys, info in jax.tree_util.tree_flatten_with_path(args_info)[0]:
+        if info.donated:
+            first, *rest = keys
+            given.add("/".join([arg_names[first.idx], *(str(getattr(k, "key", k)) for k in rest)]))
+    return tuple(i for i, path in enumerate(sig["paths"]) if path in given)
+
+
 def build(fn: Callable[..., Any], sig: ShardedStepSig) -> tuple[Wrapped, list[Any], Any]:
-    """The jitted flat step of ``fn``, its argument structs (placed at rest) and its mesh."""
+    """The jitted flat step of ``fn`` (donating what ``fn`` donates), its argument structs
+    (placed at rest) and its mesh."""
     import jax
 
     mesh = MeshSpec.parse(sig["mesh"]).build()
@@ -80,7 +100,9 @@ def build(fn: Callable[..., Any], sig: ShardedStepSig) -> tuple[Wrapped, list[An
         )
         for i in sig["inputs"]
     ]
-    return jax.jit(flat(fn, sig)), structs, mesh
+    with jax.set_mesh(mesh):  # a step jitted with specs alone resolves them against the task's mesh
+        donate = donated(fn, sig, structs)
+    return jax.jit(flat(fn, sig), donate_argnums=donate), structs, mesh
 
 
 def in_sandbox(fn: Callable[..., Any], sig: ShardedStepSig, namespace: dict[str, Any]) -> bytes:

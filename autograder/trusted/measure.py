@@ -36,8 +36,20 @@ def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, 
         "census": {**census.to_json(), "program_bytes": program_bytes(census, stablehlo_itemsizes(asked))},
         "out_spec": pspec.of_array(out),
         "matmul_waits": matmul_waits(asked),
+        "peak_bytes": peak_bytes(compiled),
     }
     return out, structure
+
+
+def peak_bytes(compiled: Any) -> int | None:
+    """The most memory one device holds while the program runs, as XLA's buffer assignment
+    plans it: its arguments, results and temporaries, less the results written over donated
+    arguments. None where the backend does not say."""
+    stats = compiled.memory_analysis()
+    if stats is None:
+        return None
+    return int(stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
+               - stats.alias_size_in_bytes)  # fmt: skip
 
 
 def measured(values: Verdict, structure: ProgramStructure) -> ArrayMeasurement:

@@ -1,10 +1,13 @@
 """The sharded_step kind, trusted half: the reference step and a submission's exported step run
 here on the same mesh and inputs, its returned state and loss compared leaf by leaf, its compiled
 HLO read for collectives and bytes, and what each device holds of the returned state measured from
-the arrays the step returned: the bytes of the largest shard of each leaf on any one device."""
+the arrays the step returned: the bytes of the largest shard of each leaf on any one device; and at
+the step's peak, from XLA's buffer assignment of the step run with the donation its artifact
+declares (so a step that donates the state it replaces needs less)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -18,7 +21,9 @@ from .inputs import make_inputs
 from .jobs import Evaluation, ReferenceJob, References
 from .measure import compare_values, execute, host_value, measured
 from .shard_map import input_problems
-from .verdict import score as score  # re-exported: the array tasks' verdict, memory part included
+from .verdict import score as score  # re-exported: the array tasks' verdict, memory parts included
+
+ARGUMENT = re.compile(r"%arg(\d+):")  # where each argument of a module's main function begins
 
 
 def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -55,7 +60,26 @@ def measure_outputs(
             return measured(fail(f"{name}: {verdict['message']}"), structure)
     case = measured(ok(), structure)
     case["memory"] = [(path, held_per_device(out), int(out.nbytes)) for path, out in zip(sig["returns"], outs)]
+    case["peak"] = structure["peak_bytes"]
     return case
+
+
+def donated_arguments(exported: Any) -> tuple[int, ...]:
+    """The positions of the arguments an exported step donates: those its module's ``main``
+    aliases to a result or marks as a donor (numbered among the arguments the module kept).
+    Whatever the artifact declares is real: the step is then run with those arguments donated."""
+    text = exported.mlir_module()
+    start = text.find("func.func public @main(")
+    signature = text[start : text.find("{\n", start)] if start >= 0 else ""
+    marks = list(ARGUMENT.finditer(signature))
+    kept = exported.module_kept_var_idx
+    donors = set()
+    for mark, after in zip(marks, [*marks[1:], None]):
+        piece = signature[mark.end() : after.start() if after else len(signature)]
+        number = int(mark.group(1))
+        if number < len(kept) and ("tf.aliasing_output" in piece or "jax.buffer_donor" in piece):
+            donors.add(kept[number])
+    return tuple(sorted(donors))
 
 
 def measure(test: Evaluation) -> Measurement:
@@ -74,7 +98,8 @@ def measure(test: Evaluation) -> Measurement:
     if problems:
         return policy.refused("; ".join(problems))
     tolerance = (test["tolerance"][0], test["tolerance"][1])
-    return _against(jax.jit(exported.call), sig, test["seed"], reference.load(test["reference"]), tolerance)
+    call = jax.jit(exported.call, donate_argnums=donated_arguments(exported))
+    return _against(call, sig, test["seed"], reference.load(test["reference"]), tolerance)
 
 
 def _against(
@@ -84,4 +109,7 @@ def _against(
     """The step's outputs against the reference's."""
     record, arrays = expected
     outs = [arrays[f"out{i}"] for i in range(len(record["dtypes"]))]
-    return measure_outputs(call, sig, seed, outs, record["dtypes"], tolerance)
+    case = measure_outputs(call, sig, seed, outs, record["dtypes"], tolerance)
+    if "memory" in case:
+        case["reference_peak"] = record["structure"]["peak_bytes"]
+    return case

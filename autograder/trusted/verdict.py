@@ -50,6 +50,7 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
             or _structure(correct, lambda c, m: _communication_problem(task, c, m), "communication")
         ),
         "memory": lambda: _structure(correct, lambda c, m: _memory_problem(task, c, m), "memory"),
+        "peak memory": lambda: _structure(correct, lambda c, m: _peak_problem(m), "peak memory"),
     }
     results = []
     for part, points in task.points.items():
@@ -143,6 +144,7 @@ HIDDEN_PROBLEM = {
     "collectives": "it runs other collectives than this task allows, or not as often as it must",
     "communication": "it sends more than the least this task can send",
     "memory": "a device holds more of the returned state than its share",
+    "peak memory": "a device needs more memory at the step's peak than the reference's does",
 }
 
 
@@ -325,6 +327,27 @@ def _memory_problem(task: Task, case: Case, m: ArrayMeasurement) -> str:
     )
 
 
+# How far above the reference's peak a step may go: two right steps written differently differ a
+# little in XLA's temporaries; a step that keeps a second copy of its state, or holds it whole,
+# needs far more.
+PEAK_SLACK = 0.10
+
+
+def _peak_problem(m: ArrayMeasurement) -> str:
+    """One device's memory at the step's peak (arguments, results and temporaries, less what is
+    donated) against the reference's on the same mesh."""
+    peak, reference = m.get("peak"), m.get("reference_peak")
+    if peak is None or reference is None:
+        return "this backend does not report a program's memory, so the peak cannot be judged"
+    if peak <= reference * (1 + PEAK_SLACK):
+        return ""
+    return (
+        f"one device needs {peak} bytes at the step's peak (its arguments, results and temporaries, less the "
+        f"arguments it donates), {peak / reference:.2f}x the reference's {reference} bytes on the same mesh: "
+        "donate the state the step replaces (donate_argnums) and keep every array sharded"
+    )
+
+
 def _memory_figure(task: Task, correct: ArrayMeasured) -> MemoryFigure | None:
     """Each returned leaf's bytes on one device against its share, for the first right visible
     case that holds too much."""
@@ -345,7 +368,7 @@ def _fraction(share: float) -> str:
 def _passed_note(task: Task, part: str, measured: ArrayMeasured) -> str:
     """What a passed part measured, on the visible cases: a hidden case's figures would describe it."""
     shown = [m for c, m in measured if m["values"]["ok"] and not c.hidden]
-    if not shown and part in ("communication", "memory"):
+    if not shown and part in ("communication", "memory", "peak memory"):
         return "judged on hidden cases only: no visible case's values are right"
     if part == "communication":
         sent = [(_bytes if "comm_bytes" in _targets(m) else _traffic)(m["census"]) for m in shown]
@@ -353,4 +376,7 @@ def _passed_note(task: Task, part: str, measured: ArrayMeasured) -> str:
     if part == "memory":
         held = [sum(int(h) for _, h, _ in m["memory"]) for m in shown]
         return "returned state held per device: " + "; ".join(f"{b} bytes" for b in held)
+    if part == "peak memory":
+        return "peak per device: " + "; ".join(f"{m.get('peak')} bytes (the reference's {m.get('reference_peak')})"
+                                               for m in shown)  # fmt: skip
     return ""

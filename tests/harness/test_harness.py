@@ -102,3 +102,51 @@ def test_a_step_is_judged_on_the_shards_it_returns():
     assert results["step: memory"].score == 0
     assert "opt_state/mu/w is held whole on every device (96 bytes per device)" in results["step: memory"].message
     assert "keeps 1/4 of it (24 bytes)" in results["step: memory"].message
+
+
+PEAK = Task(
+    name="step",
+    grade_id="test_step",
+    kind="sharded_step",
+    points={"values": 1.0, "peak memory": 1.0},
+    cases=(Case("4:data", shapes=((64, 32), (64, 32), (8, 32))),),
+    inputs=(Input(Layout(("data", None))),) * 3,
+    step=Step(("params/w", "opt_state/mu/w", "batch/x"), ("params", "opt_state")),
+)
+
+
+def _momentum(params, opt_state, batch):
+    mu = 0.9 * opt_state["mu"]["w"] + jnp.mean(batch["x"]) * params["w"]
+    return {"w": params["w"] - 0.1 * mu}, {"mu": {"w": mu}}, jnp.sum(batch["x"])
+
+
+def test_a_step_that_donates_its_state_is_run_donated_and_needs_less_at_its_peak():
+    """The artifact carries the student's ``donate_argnums`` (its arguments' aliasing), the
+    trusted side runs it so, and XLA's buffer assignment then writes the new state over the
+    old: the same step without donation needs a second copy of the state at its peak."""
+    from autograder.trusted.sharded_step import donated_arguments
+
+    sig = step_harness.signature(PEAK, PEAK.cases[0])
+    donating = jax.jit(_momentum, donate_argnums=(0, 1))
+    mesh = MeshSpec.parse(sig["mesh"]).build()
+    assert step_harness.donated(_momentum, sig, []) == ()
+    with jax.set_mesh(mesh):
+        assert step_harness.donated(donating, sig, step_harness.build(_momentum, sig)[1]) == (0, 1)
+    peaks, expected = {}, None
+    for name, fn in (("donating", donating), ("keeping", jax.jit(_momentum))):
+        wrapped = step_harness.build(fn, sig)[0]
+        exported = jax.export.deserialize(bytearray(step_harness.in_sandbox(fn, sig, {})))
+        assert donated_arguments(exported) == ((0, 1) if name == "donating" else ())
+        if expected is None:
+            expected = [np.asarray(v) for v in execute(wrapped, make_inputs(sig, 0, mesh), mesh)[0]]
+        call = jax.jit(exported.call, donate_argnums=donated_arguments(exported))
+        peaks[name] = measure_outputs(call, sig, 0, expected, ["float32"] * 3, (1e-6, 1e-6))
+        assert peaks[name]["values"]["ok"], peaks[name]["values"]
+    state = 2 * 64 * 32 * 4  # w and its momentum: one device's rows of each (the case's shapes are local)
+    saved = peaks["keeping"]["peak"] - peaks["donating"]["peak"]
+    assert 0.99 * state <= saved <= state  # the state's copy, less a few bytes of temporaries XLA places apart
+    for name, score in (("donating", 1.0), ("keeping", 0.0)):
+        m = {**peaks[name], "reference_peak": peaks["donating"]["peak"]}
+        results = {r.name: r for r in score_task(PEAK, [(PEAK.cases[0], m)])}
+        assert results["step: peak memory"].score == score, results["step: peak memory"].message
+    assert "donate the state the step replaces" in results["step: peak memory"].message
