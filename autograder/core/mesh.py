@@ -18,8 +18,8 @@ from .errors import JaxcourseError
 if TYPE_CHECKING:
     import jax
 
-# Every mesh in this course uses explicit axes: jax.make_mesh's default since JAX 0.9, named here
-# so that the choice is visible and part of the signature.
+# Every mesh in this course uses explicit axes: jax.make_mesh's default in the JAX the course pins
+# (0.10.2), named here so that the choice is visible and part of the signature.
 AXIS_TYPE = "Explicit"
 
 _MESH_RE = re.compile(r"^(\d+(?:x\d+)*):([A-Za-z_]\w*(?:,[A-Za-z_]\w*)*)$")
