@@ -105,6 +105,9 @@ SHORTCUTS = {
     "03_multiprocess_training": {"step_gathers_batch": "train_step", "counts_without_communicating": "train"},
     "04_fsdp_tensor_parallel": {"dp_tp_step_replicated": "dp_tp_step", "fsdp_keeps_full_weights": "fsdp_step",
                                 "two_all_reduces_forward": "megatron_mlp", "column_parallel_gathers_input": "megatron_mlp"},
+    "05_transformer_parallel": {"explicit_step_replicated": "explicit_step", "ring_attention_all_gathers": "ring_attention",
+                                "ring_attention_concatenates_blocks": "ring_attention",
+                                "sequence_parallel_psum": "sequence_parallel_block"},
 }  # fmt: skip
 SHORTCUT_PARTS = [(a, name, task) for a, named in SHORTCUTS.items() for name, task in named.items()]
 

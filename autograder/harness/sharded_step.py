@@ -2,8 +2,8 @@
 state, batch, key), exported through a flat wrapper: the leaves in, in the task's path order, and
 the returned state's leaves and the loss out. Unlike shard_map tasks, the student's function is
 jitted as it is, so the shardings of what it returns are its own: what each device holds at rest
-after the step is part of the answer. So is what it donates: a step jitted with ``donate_argnums``
-has the flat step donate the same leaves, and the artifact says so (its arguments' aliasing), so
+after the step is part of the answer. So is what it donates: a step that jits with
+``donate_argnums`` has the flat step donate the same leaves, and the artifact says so (its arguments' aliasing), so
 that the trusted side runs it donated and reads its peak memory as the student's program has it."""
 
 from __future__ import annotations
@@ -72,19 +72,23 @@ def flat(fn: Callable[..., Any], sig: ShardedStepSig) -> Callable[..., list[Any]
 
 
 def donated(fn: Callable[..., Any], sig: ShardedStepSig, structs: list[Any]) -> tuple[int, ...]:
-    """The flat step's positions of the leaves ``fn`` donates: none unless ``fn`` is itself
-    jitted (its donation is read from its own lowering on the step's arguments)."""
+    """The flat step's positions of the leaves ``fn`` donates: the step's own inputs that a jit
+    called at the top of ``fn`` (``fn`` itself, or one it calls) takes with ``donate_argnums``.
+    Nested inside the flat step's jit a donation is void, so it is read from ``fn`` traced alone."""
     import jax
 
-    if not hasattr(fn, "lower"):
-        return ()
-    args_info = fn.lower(*arguments(sig["paths"], structs)).args_info[0]
+    args = arguments(sig["paths"], structs)
+    traced = jax.make_jaxpr(fn)(*args).jaxpr
+    donors = {
+        var for eqn in traced.eqns for var, gives in zip(eqn.invars, eqn.params.get("donated_invars", ())) if gives
+    }
     arg_names = list(dict.fromkeys(path.split("/")[0] for path in sig["paths"]))
-    given = set()
-    for keys, info in jax.tree_util.tree_flatten_with_path(args_info)[0]:
-        if info.donated:
-            first, *rest = keys
-            given.add("/".join([arg_names[first.idx], *(str(getattr(k, "key", k)) for k in rest)]))
+    leaves = jax.tree_util.tree_flatten_with_path(args)[0]
+    given = {
+        "/".join([arg_names[keys[0].idx], *(str(getattr(k, "key", k)) for k in keys[1:])])
+        for (keys, _), var in zip(leaves, traced.invars)
+        if var in donors
+    }
     return tuple(i for i, path in enumerate(sig["paths"]) if path in given)
 
 

@@ -14,7 +14,7 @@ import pkgutil
 
 from ..core.errors import JaxcourseError
 from ..core.tasks import Assignment
-from . import collectives, fsdp_tensor_parallel, multiprocess_training, sharded_matmul
+from . import collectives, fsdp_tensor_parallel, multiprocess_training, sharded_matmul, transformer_parallel
 
 ASSIGNMENTS: dict[str, Assignment] = {
     a.name: a
@@ -23,6 +23,7 @@ ASSIGNMENTS: dict[str, Assignment] = {
         sharded_matmul.ASSIGNMENT,
         multiprocess_training.ASSIGNMENT,
         fsdp_tensor_parallel.ASSIGNMENT,
+        transformer_parallel.ASSIGNMENT,
     )
 }
 

@@ -24,7 +24,12 @@ from ..helpers.course import (
 pytestmark = pytest.mark.slow
 
 # Grade cells that fail on a release nobody has worked on: one per graded function.
-UNSOLVED_FAILURES = {"01_collectives": 6, "02_sharded_matmul": 7, "04_fsdp_tensor_parallel": 5}
+UNSOLVED_FAILURES = {
+    "01_collectives": 6,
+    "02_sharded_matmul": 7,
+    "04_fsdp_tensor_parallel": 5,
+    "05_transformer_parallel": 4,
+}
 
 
 def nbgrader(course, *args: str) -> subprocess.CompletedProcess:

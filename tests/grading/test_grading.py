@@ -27,6 +27,7 @@ LIMITS = {
     "01_collectives": {"timeout": 40, "test_timeout": 4, "startup": 30},
     "02_sharded_matmul": {"timeout": 120, "test_timeout": 8, "startup": 30},
     "04_fsdp_tensor_parallel": {"timeout": 120, "test_timeout": 8, "startup": 30},
+    "05_transformer_parallel": {"timeout": 120, "test_timeout": 8, "startup": 30},
 }
 
 

@@ -128,10 +128,16 @@ def test_a_step_that_donates_its_state_is_run_donated_and_needs_less_at_its_peak
 
     sig = step_harness.signature(PEAK, PEAK.cases[0])
     donating = jax.jit(_momentum, donate_argnums=(0, 1))
+
+    def donating_inside(params, opt_state, batch):  # the jit written in the step's body, on part of its state
+        return jax.jit(_momentum, donate_argnums=0)(params, opt_state, batch)
+
     mesh = MeshSpec.parse(sig["mesh"]).build()
-    assert step_harness.donated(_momentum, sig, []) == ()
+    structs = step_harness.build(_momentum, sig)[1]
     with jax.set_mesh(mesh):
-        assert step_harness.donated(donating, sig, step_harness.build(_momentum, sig)[1]) == (0, 1)
+        assert step_harness.donated(_momentum, sig, structs) == ()
+        assert step_harness.donated(donating, sig, structs) == (0, 1)
+        assert step_harness.donated(donating_inside, sig, structs) == (0,)
     peaks, expected = {}, None
     for name, fn in (("donating", donating), ("keeping", jax.jit(_momentum))):
         wrapped = step_harness.build(fn, sig)[0]

@@ -1,0 +1,33 @@
+"""Ring attention whose ring only carries: k and v go round the ring of neighbour ppermutes as
+they should, but every block is kept, the blocks are put back together and attention runs once at
+the end, over the whole sequence. Right values, the ring's ppermutes and its bytes; yet nothing is
+computed while the blocks travel, since both matmuls wait for every transfer: it loses the
+collectives part, which holds the ring to overlap (and so its traffic is not judged)."""
+
+EXPECTED = {
+    "ring_attention: collectives": 0,
+    "ring_attention: communication": 0,
+}
+REASONS = {
+    "ring_attention: collectives": "computes nothing while the blocks travel",
+    "ring_attention: communication": "not checked until the collectives are right",
+}
+
+
+def ring_attention(q, k, v, axis_name, causal):
+    n, me = jax.lax.axis_size(axis_name), jax.lax.axis_index(axis_name)
+    block = q.shape[0]
+    right = [(j, (j + 1) % n) for j in range(n)]
+    ks, vs = [k], [v]
+    for _ in range(1, n):
+        k, v = jax.lax.ppermute((k, v), axis_name, right)
+        ks.append(k)
+        vs.append(v)
+    # At step s this device holds block me - s: in the sequence's order, the blocks run backwards.
+    order = lambda blocks: jnp.roll(jnp.concatenate(blocks[::-1]), (me + 1) * block, axis=0)
+    k, v = order(ks).astype(jnp.float32), order(vs).astype(jnp.float32)
+    scores = q.astype(jnp.float32) @ k.T * q.shape[-1] ** -0.5
+    if causal:
+        rows = me * block + jnp.arange(block)[:, None]
+        scores = jnp.where(jnp.arange(n * block)[None, :] <= rows, scores, -jnp.inf)
+    return (jax.nn.softmax(scores, axis=1) @ v).astype(q.dtype)
