@@ -108,6 +108,7 @@ SHORTCUTS = {
     "05_transformer_parallel": {"explicit_step_replicated": "explicit_step", "ring_attention_all_gathers": "ring_attention",
                                 "ring_attention_concatenates_blocks": "ring_attention",
                                 "sequence_parallel_psum": "sequence_parallel_block"},
+    "06_pipeline_experts": {"gpipe_gathers_weights": "gpipe", "moe_gathers_tokens": "moe_layer"},
 }  # fmt: skip
 SHORTCUT_PARTS = [(a, name, task) for a, named in SHORTCUTS.items() for name, task in named.items()]
 

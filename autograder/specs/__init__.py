@@ -14,7 +14,14 @@ import pkgutil
 
 from ..core.errors import JaxcourseError
 from ..core.tasks import Assignment
-from . import collectives, fsdp_tensor_parallel, multiprocess_training, sharded_matmul, transformer_parallel
+from . import (
+    collectives,
+    fsdp_tensor_parallel,
+    multiprocess_training,
+    pipeline_experts,
+    sharded_matmul,
+    transformer_parallel,
+)
 
 ASSIGNMENTS: dict[str, Assignment] = {
     a.name: a
@@ -24,6 +31,7 @@ ASSIGNMENTS: dict[str, Assignment] = {
         multiprocess_training.ASSIGNMENT,
         fsdp_tensor_parallel.ASSIGNMENT,
         transformer_parallel.ASSIGNMENT,
+        pipeline_experts.ASSIGNMENT,
     )
 }
 

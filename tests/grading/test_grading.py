@@ -28,6 +28,7 @@ LIMITS = {
     "02_sharded_matmul": {"timeout": 120, "test_timeout": 8, "startup": 30},
     "04_fsdp_tensor_parallel": {"timeout": 120, "test_timeout": 8, "startup": 30},
     "05_transformer_parallel": {"timeout": 120, "test_timeout": 8, "startup": 30},
+    "06_pipeline_experts": {"timeout": 120, "test_timeout": 8, "startup": 30},
 }
 
 

@@ -13,7 +13,13 @@ from autograder.specs import get
 REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "01_collectives"  # the default wherever a test needs just one assignment
 NOTEBOOK = "01_collectives.ipynb"
-ASSIGNMENTS = ("01_collectives", "02_sharded_matmul", "04_fsdp_tensor_parallel", "05_transformer_parallel")
+ASSIGNMENTS = (
+    "01_collectives",
+    "02_sharded_matmul",
+    "04_fsdp_tensor_parallel",
+    "05_transformer_parallel",
+    "06_pipeline_experts",
+)
 # 03 is graded by tests/trusted/test_training.py (its runs span processes); it is released with the others.
 RELEASED = ASSIGNMENTS + ("03_multiprocess_training",)
 

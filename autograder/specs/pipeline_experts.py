@@ -1,0 +1,81 @@
+"""Assignment 06_pipeline_experts: a GPipe pipeline over the devices of an axis, its bubble, an
+expert-parallel mixture of experts with a capacity, and a pipeline that was only ever tested on
+two stages.
+
+What the students are given (the stage's layer, the layouts, the broken pipeline) lives in
+``given/pipeline_experts.py``. How often the pipelines send and what they and the experts send are
+the instructor's: they live in ``solutions/pipeline_experts.py``.
+"""
+
+from __future__ import annotations
+
+from ..core.tasks import Assignment, Case, Input, Task
+from .given.pipeline_experts import MOE_LAYOUTS, PIPELINE_LAYOUTS, moe_cases, pipeline_cases
+
+# The differentiated pipelines' gradients reach tens; their small entries carry the rounding of
+# those sums, which a compiler's order of summation moves by up to about 1e-4.
+TOLERANCE = {"float32": (1e-4, 1e-3), "bfloat16": (2e-2, 2e-1)}
+
+
+def _pipeline(
+    name: str, points: dict[str, float], sizes: tuple[tuple[str, str, int, int, int, str, bool], ...]
+) -> Task:
+    """A pipeline part: stage s on device s, activations handed to the neighbour with ppermute,
+    and every device returning the last stage's output for every micro-batch (so the outputs
+    travel too); differentiated cases grade the backward pass through the pipeline."""
+    return Task(
+        name=name,
+        grade_id=f"test_{name}",
+        kind="shard_map",
+        points=points,
+        cases=pipeline_cases(sizes),
+        inputs=tuple(Input(layout) for layout in PIPELINE_LAYOUTS),
+        tolerance=TOLERANCE,
+        allowed=frozenset({"ppermute"}),
+        required=frozenset({"ppermute"}),
+        neighbours_only=True,
+    )
+
+
+ASSIGNMENT = Assignment(
+    name="06_pipeline_experts",
+    notebook="06_pipeline_experts.ipynb",
+    solutions="pipeline_experts",
+    tasks=(
+        _pipeline(
+            "gpipe",
+            {"values": 3.0, "hidden values": 3.0, "collectives": 4.0, "communication": 4.0},
+            (
+                ("4:i", "i", 4, 2, 8, "float32", False),
+                ("8:i", "i", 6, 2, 8, "float32", True),
+                ("2x4:x,y", "y", 3, 2, 8, "float32", False),
+            ),
+        ),
+        Task(
+            name="bubble_fraction",
+            grade_id="test_bubble_fraction",
+            kind="python",
+            # A plain-Python part's visible answers are in the student's hands: its hidden cases weigh more.
+            points={"values": 2.0, "hidden values": 4.0},
+            cases=tuple(Case(args=args) for args in ((4, 8), (8, 8), (2, 16))),
+        ),
+        Task(
+            name="moe_layer",
+            grade_id="test_moe_layer",
+            kind="shard_map",
+            points={"values": 3.0, "hidden values": 3.0, "collectives": 4.0, "communication": 4.0},
+            # A capacity no expert can overflow, then one that drops tokens.
+            cases=moe_cases((("8:i", "i", 16, 8, 16), ("8:i", "i", 16, 8, 2), ("2x4:x,y", "y", 8, 8, 3))),
+            inputs=tuple(Input(layout) for layout in MOE_LAYOUTS),
+            out_layout=MOE_LAYOUTS[0],
+            tolerance=TOLERANCE,
+            allowed=frozenset({"all_to_all"}),
+            required=frozenset({"all_to_all"}),
+        ),
+        _pipeline(
+            "fixed_pipeline",
+            {"values": 4.0, "hidden values": 4.0, "collectives": 4.0, "communication": 4.0},
+            (("4:i", "i", 4, 2, 8, "float32", False), ("8:i", "i", 3, 2, 8, "float32", True)),
+        ),
+    ),
+)
