@@ -126,7 +126,7 @@ def grade_class(
     """
     start = time.monotonic()
     submissions = submissions or course.nbgrader_root / "submitted"
-    out = out or course.nbgrader_root / "graded" / assignment
+    out = results_dir(course, assignment, out)
     if not submissions.is_dir():
         raise FileNotFoundError(f"no submissions directory at {submissions}")
     lim = limits.load(course.root, assignment)
@@ -159,6 +159,12 @@ def grade_class(
     gradebook.write_csv(out / "grades.csv", run.reports)
     run.seconds = time.monotonic() - start
     return run
+
+
+def results_dir(course: Course, assignment: str, out: Path | None = None) -> Path:
+    """Where a class's results of ``assignment`` go (``out``, else the course's graded/ folder):
+    ``jaxcourse grade`` writes them there, ``jaxcourse report`` reads them."""
+    return out or course.nbgrader_root / "graded" / assignment
 
 
 def _unchanged(grader: Grader, submission: Submission, out: Path) -> Report | None:
