@@ -11,23 +11,19 @@ import sys
 
 import pytest
 
-from autograder.core.records import TestResult as Row
 from autograder.grading import gradebook
 from autograder.grading.class_report import NoResults, read_reports, summarise
 from autograder.grading.class_report_html import to_html
-from autograder.grading.report import Report
 from autograder.specs import get
 
-from ..helpers.course import ASSIGNMENT
-from ..helpers.snapshot import records
+from ..helpers.course import ASSIGNMENT, REPO
+from ..helpers.engine import unavailable
+from ..helpers.hub import CHROMIUM_FLAGS
+from ..helpers.images import chromium_or_skip
+from ..helpers.snapshot import records, report_of
 
+SHOTS = REPO / "build" / "test-artifacts" / "class-report"
 MAX = {f"{t.name}: {part}": p for t in get(ASSIGNMENT).tasks for part, p in t.points.items()}
-
-
-def _report(student: str, record: dict) -> Report:
-    tests = [Row(name, name.split(":")[0], score, MAX[name], status, message, "visible")
-             for name, score, status, message in record["tests"]]  # fmt: skip
-    return Report(student, ASSIGNMENT, record["status"], record["message"], tests)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +31,9 @@ def graded(tmp_path_factory):
     """The results folder of a class: every recorded 01 submission, wrong ones and attacks."""
     out = tmp_path_factory.mktemp("graded")
     prefixes = (f"{ASSIGNMENT}/process/", "adversarial/")
-    reports = [_report(key.replace("/", "-"), r) for key, r in records().items() if key.startswith(prefixes)]
+    reports = [
+        report_of(key.replace("/", "-"), ASSIGNMENT, r) for key, r in records().items() if key.startswith(prefixes)
+    ]
     for report in reports:
         gradebook.write_results(out / report.student / "results.json", report)
     gradebook.write_csv(out / "grades.csv", reports)
@@ -93,3 +91,26 @@ def test_the_command_writes_the_page_and_prints_json(graded, tmp_path):
 def test_no_results_says_what_to_run(tmp_path):
     with pytest.raises(NoResults, match="run jaxcourse grade 01_collectives first"):
         read_reports(tmp_path, ASSIGNMENT)
+
+
+def test_the_page_renders_in_a_browser(graded):
+    """Debian's chromium, driven by Playwright, shows the page with both figures drawn; the
+    screenshot is kept under build/test-artifacts/class-report/."""
+    chromium_or_skip()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as err:
+        unavailable("Playwright", str(err))
+    page_file = graded / "report.html"
+    page_file.write_text(to_html(summarise(ASSIGNMENT, read_reports(graded, ASSIGNMENT))))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        page.goto(page_file.as_uri())
+        assert page.locator("h1").inner_text() == f"{ASSIGNMENT}: the class at a glance"
+        boxes = [page.locator("svg").nth(i).bounding_box() for i in range(2)]
+        assert all(box and box["width"] > 300 and box["height"] > 100 for box in boxes), boxes
+        page.screenshot(path=str(SHOTS / "report.png"), full_page=True)
+        browser.close()
+    assert (SHOTS / "report.png").stat().st_size > 10_000
