@@ -36,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     write_atomic(page, to_html(report))
     graded = report.statuses.get("graded", 0)
     print(f"{report.students} students, {graded} graded; the report: {page}")
+    if report.unreadable:
+        print(f"results that could not be read (grade again): {', '.join(report.unreadable)}")
     if report.first_look:
         first = report.first_look
         print(f"look at first: {first.part}, {first.kind} ({first.students} of {graded} graded students)")

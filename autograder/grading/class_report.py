@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,7 @@ class ClassReport:
     parts: list[PartStats]
     reasons: list[Reason]  # most students first
     not_graded: list[Reason]  # notebooks that could not be graded, by status
+    unreadable: list[str] = field(default_factory=list)  # students whose results.json could not be read
 
     @property
     def first_look(self) -> Reason | None:
@@ -76,23 +77,33 @@ class ClassReport:
         return data
 
 
-def read_reports(out: Path, assignment: str) -> list[Report]:
-    """Every student's results under ``out``, in the students' order; a file that cannot be read
-    is left out (a student graded by another version, or a half-written folder)."""
-    reports = []
+@dataclass(frozen=True)
+class ClassResults:
+    """What grading wrote under a class's results folder: every readable report, in the
+    students' order, and the students whose results.json could not be read (named in the report,
+    never silently left out)."""
+
+    reports: list[Report]
+    unreadable: list[str]
+
+
+def read_reports(out: Path, assignment: str) -> ClassResults:
+    reports, unreadable = [], []
     for path in sorted(out.glob("*/results.json")):
         try:
             report = Report.from_json(json.loads(path.read_text()))
-        except (ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError):
+            unreadable.append(path.parent.name)
             continue
         if report.assignment == assignment:
             reports.append(report)
     if not reports:
         raise NoResults(f"no graded results of {assignment} under {out}: run jaxcourse grade {assignment} first")
-    return reports
+    return ClassResults(reports, unreadable)
 
 
-def summarise(assignment: str, reports: list[Report]) -> ClassReport:
+def summarise(assignment: str, results: ClassResults) -> ClassReport:
+    reports = results.reports
     graded = [r for r in reports if r.status == "graded"]
     statuses: dict[str, int] = defaultdict(int)
     for report in reports:
@@ -106,6 +117,7 @@ def summarise(assignment: str, reports: list[Report]) -> ClassReport:
         parts=_parts(graded),
         reasons=_reasons(graded),
         not_graded=_not_graded([r for r in reports if r.status != "graded"]),
+        unreadable=results.unreadable,
     )
 
 

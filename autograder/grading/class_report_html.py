@@ -37,6 +37,7 @@ def to_html(report: ClassReport) -> str:
 {_reasons_table(report.reasons, "part")}
 <h2>Notebooks that could not be graded</h2>
 {_reasons_table(report.not_graded, "status") if report.not_graded else "<p>None.</p>"}
+{_unreadable(report.unreadable)}
 </body></html>
 """
 
@@ -91,3 +92,10 @@ def _reasons_table(reasons: list[Reason], first: str) -> str:
         for r in reasons
     )
     return f"<table><tr><th>{first}</th><th>kind</th><th>students</th><th>example</th></tr>{rows}</table>"
+
+
+def _unreadable(students: list[str]) -> str:
+    if not students:
+        return ""
+    names = ", ".join(escape(s) for s in students)
+    return f"<p><b>Results that could not be read</b> (grade these students again): {names}</p>"

@@ -58,7 +58,7 @@ def test_the_report_counts_what_grades_csv_says(graded):
 
 def test_reasons_are_counted_once_per_student_and_part_with_an_example(graded):
     report = summarise(ASSIGNMENT, read_reports(graded, ASSIGNMENT))
-    said = [t for r in read_reports(graded, ASSIGNMENT) if r.status == "graded" for t in r.tests
+    said = [t for r in read_reports(graded, ASSIGNMENT).reports if r.status == "graded" for t in r.tests
             if t.name == "ring_all_gather: collectives" and "contains all-gather" in t.message]  # fmt: skip
     forbidden = next(r for r in report.reasons if r.kind == "forbidden collective: all_gather"
                      and r.part == "ring_all_gather: collectives")  # fmt: skip
@@ -114,3 +114,15 @@ def test_the_page_renders_in_a_browser(graded):
         page.screenshot(path=str(SHOTS / "report.png"), full_page=True)
         browser.close()
     assert (SHOTS / "report.png").stat().st_size > 10_000
+
+
+def test_a_results_file_that_cannot_be_read_is_named_not_dropped(graded, tmp_path):
+    import shutil
+
+    copy = tmp_path / "graded"
+    shutil.copytree(graded, copy)
+    victim = sorted(copy.glob("*/results.json"))[0]
+    victim.write_text("{ cut short")
+    report = summarise(ASSIGNMENT, read_reports(copy, ASSIGNMENT))
+    assert report.unreadable == [victim.parent.name] and report.students == len(list(graded.glob("*/results.json"))) - 1
+    assert f"grade these students again): {victim.parent.name}" in to_html(report)
