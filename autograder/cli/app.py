@@ -6,10 +6,24 @@ import sys
 from collections.abc import Sequence
 
 from ..core.errors import JaxcourseError
-from . import check, cluster, collect, grade, hub, image, lab, launch, release, release_feedback, report, worker
+from . import (
+    check,
+    cluster,
+    collect,
+    grade,
+    hub,
+    image,
+    lab,
+    launch,
+    release,
+    release_feedback,
+    report,
+    similar,
+    worker,
+)
 from .args import Parser
 
-COMMANDS = (check, grade, report, launch, cluster, release, collect, release_feedback, image, lab, hub, worker)
+COMMANDS = (check, grade, report, similar, launch, cluster, release, collect, release_feedback, image, lab, hub, worker)
 
 
 def build_parser() -> Parser:

@@ -190,6 +190,7 @@ class ArrayMeasurement(Measurement, total=False):
     matmul_waits: list[int]  # per matmul of the lowered program, the collective-permutes it waits for
     reference_census: Census
     memory: list[tuple[str, int, int]]  # per returned state leaf: path, bytes one device holds, of the whole
+    program: list[str]  # the exported program's shape (core/program_shape.py), for finding copies
     peak: int | None  # sharded_step: one device's memory at the step's peak, as donated
     reference_peak: int | None  # the reference step's, on the same mesh
 

@@ -13,7 +13,7 @@ import json
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .. import specs
 from ..core.course import Course
@@ -32,7 +32,7 @@ from ..core.protocol import (
     PlannedCall,
     Results,
 )
-from ..core.records import Measurement, TestResult
+from ..core.records import ArrayMeasurement, Measurement, TestResult
 from ..core.tasks import Assignment, Task
 from ..harness.layouts import layout_label
 from ..trusted import reference as records
@@ -243,7 +243,9 @@ class Grader:
             measured = self._evaluate(results, work, watch)
         if isinstance(measured, str):
             return self.failed(student, "error", measured)
-        return Report(student, self.assignment.name, "graded", "", self.score(measured))
+        return Report(
+            student, self.assignment.name, "graded", "", self.score(measured), programs=self.programs(measured)
+        )
 
     def _add_hidden(self, results: Results, out: Path, artifacts: Path, outcome: Outcome) -> None:
         """The second phase's calls and meshes, into ``results``; where it did not finish or wrote
@@ -276,6 +278,15 @@ class Grader:
                 task, [(p.case, {**measured[p.id], "targets": targets[p.id]}) for p in self.tests if p.task is task]
             )
         ]
+
+    def programs(self, measured: dict[str, Measurement]) -> dict[str, list[str]]:
+        """Each function's program shape, from the first of its visible cases that was measured."""
+        found: dict[str, list[str]] = {}
+        for p in self.tests:
+            program = cast(ArrayMeasurement, measured[p.id]).get("program")  # the array kinds' only
+            if not p.case.hidden and program and p.task.name not in found:
+                found[p.task.name] = program
+        return found
 
     def failed(self, student: str, status: str, message: str, fingerprint: str = "") -> Report:
         """A report of zeros for every test, with the status and the reason it could not be graded."""

@@ -19,6 +19,9 @@ class Report:
     message: str
     tests: list[TestResult] = field(default_factory=list)
     fingerprint: str = ""
+    # Each graded function's program shape (core/program_shape.py), from its first visible case:
+    # what `jaxcourse similar` compares, never graded again.
+    programs: dict[str, list[str]] = field(default_factory=dict)
     # Where this grading's time went; never stored, so results.json stays the same run to run.
     profile: Stopwatch = field(default_factory=Stopwatch, compare=False)
 
@@ -35,9 +38,12 @@ class Report:
             "student": self.student, "assignment": self.assignment, "status": self.status,
             "message": self.message, "score": self.score, "max_score": self.max_score,
             "fingerprint": self.fingerprint, "tests": [t.to_json() for t in self.tests],
+            "programs": self.programs,
         }  # fmt: skip
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Report:
         tests = [TestResult(**t) for t in data["tests"]]
-        return cls(data["student"], data["assignment"], data["status"], data["message"], tests, data["fingerprint"])
+        programs = data.get("programs", {})  # results written before programs were kept have none
+        return cls(data["student"], data["assignment"], data["status"], data["message"], tests, data["fingerprint"],
+                   programs)  # fmt: skip

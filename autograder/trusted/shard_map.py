@@ -7,7 +7,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..core import pspec
+from ..core import program_shape, pspec
 from ..core.mesh import MeshSpec
 from ..core.records import Measurement, ShardedStepSig, ShardingFigure, ShardMapSig
 from ..harness import shard_map as harness
@@ -117,4 +117,5 @@ def measure(test: Evaluation) -> Measurement:
     values = compare_values(out, arrays["value"], record["dtype"], tolerance, mesh)
     case = measured(values, structure)
     case["reference_census"] = record["structure"]["census"]
+    case["program"] = program_shape.nodes(exported.mlir_module())
     return case

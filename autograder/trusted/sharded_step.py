@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ..core import program_shape
 from ..core.mesh import MeshSpec
 from ..core.records import ArrayMeasurement, Measurement, ShardedStepSig, fail, ok
 from ..harness import sharded_step as harness
@@ -99,13 +100,15 @@ def measure(test: Evaluation) -> Measurement:
         return policy.refused("; ".join(problems))
     tolerance = (test["tolerance"][0], test["tolerance"][1])
     call = jax.jit(exported.call, donate_argnums=donated_arguments(exported))
-    return _against(call, sig, test["seed"], reference.load(test["reference"]), tolerance)
+    case = _against(call, sig, test["seed"], reference.load(test["reference"]), tolerance)
+    case["program"] = program_shape.nodes(exported.mlir_module())
+    return case
 
 
 def _against(
     call: Callable[..., Any], sig: ShardedStepSig, seed: int, expected: tuple[dict[str, Any], dict[str, np.ndarray]],
     tolerance: tuple[float, float],
-) -> Measurement:  # fmt: skip
+) -> ArrayMeasurement:  # fmt: skip
     """The step's outputs against the reference's."""
     record, arrays = expected
     outs = [arrays[f"out{i}"] for i in range(len(record["dtypes"]))]
