@@ -20,7 +20,7 @@ from ..helpers.submissions import wrong_submission
 
 pytestmark = pytest.mark.slow
 
-RENAMED = '''def ring_all_gather(x, axis_name):
+RENAMED = """def ring_all_gather(x, axis_name):
     # my own ring: each hop hands my latest block to the left
     size = jax.lax.axis_size(axis_name)
     have = x
@@ -31,8 +31,8 @@ RENAMED = '''def ring_all_gather(x, axis_name):
         have = jax.lax.ppermute(have, axis_name, towards)  # one hop
         out = out.at[(me - hop) % size].set(have)
     return out.reshape((size * x.shape[0],) + x.shape[1:])
-'''
-ANOTHER_WAY = '''def ring_all_gather(x, axis_name):
+"""
+ANOTHER_WAY = """def ring_all_gather(x, axis_name):
     n, me = jax.lax.axis_size(axis_name), jax.lax.axis_index(axis_name)
     right = [(i, (i + 1) % n) for i in range(n)]
     pieces = [x]
@@ -41,7 +41,7 @@ ANOTHER_WAY = '''def ring_all_gather(x, axis_name):
     stacked = jnp.stack(pieces)  # piece s is the block of device me - s
     out = jnp.zeros_like(stacked).at[(me - jnp.arange(n)) % n].set(stacked)
     return out.reshape((n * x.shape[0],) + x.shape[1:])
-'''
+"""
 STUB = "def ring_all_gather(x, axis_name):\n    raise NotImplementedError()\n"
 
 
