@@ -15,11 +15,12 @@ import time
 
 import pytest
 import requests
+from tornado.httpserver import HTTPServer
+from tornado.netutil import bind_sockets
 
 from autograder.delivery.exchange import service
 from autograder.delivery.exchange.store import Store
 
-from ..helpers.net import free_port
 
 A = "01_collectives"
 NOW = datetime.datetime(2026, 12, 2, 9, 0, tzinfo=datetime.UTC)
@@ -35,17 +36,21 @@ def exchange(tmp_path, monkeypatch):
     (release / f"{A}.ipynb").write_text("{}")
     store.release(A, release)
     config_file.write_text('[class]\nmax_submissions = 2\nmax_submission_size = "1m"\n')
-    port, loop = free_port(), asyncio.new_event_loop()
+    # Bound here, to a port the kernel picks: a port found free and bound later can be taken in
+    # between by whatever else a full run starts.
+    sockets, loop = bind_sockets(0, "127.0.0.1"), asyncio.new_event_loop()
+    port = sockets[0].getsockname()[1]
     started = threading.Event()
 
     def serve() -> None:
         asyncio.set_event_loop(loop)
-        service.make_app(store, config, "/services/exchange/", clock=lambda: NOW).listen(port, "127.0.0.1")
+        app = service.make_app(store, config, "/services/exchange/", clock=lambda: NOW)
+        HTTPServer(app).add_sockets(sockets)
         loop.call_soon(started.set)
         loop.run_forever()
 
     threading.Thread(target=serve, daemon=True).start()
-    started.wait(10)
+    assert started.wait(10), "the exchange service did not start"
     yield f"http://127.0.0.1:{port}/services/exchange/api", store, config_file
     loop.call_soon_threadsafe(loop.stop)
 
