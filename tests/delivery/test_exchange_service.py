@@ -21,7 +21,6 @@ from tornado.netutil import bind_sockets
 from autograder.delivery.exchange import service
 from autograder.delivery.exchange.store import Store
 
-
 A = "01_collectives"
 NOW = datetime.datetime(2026, 12, 2, 9, 0, tzinfo=datetime.UTC)
 
