@@ -29,6 +29,9 @@ NOW = datetime.datetime(2026, 12, 2, 9, 0, tzinfo=datetime.UTC)
 def exchange(tmp_path, monkeypatch):
     """The service on a free port, over a store with ``A`` released; yields (url, store, config)."""
     monkeypatch.setattr(service.Handler, "get_current_user", _user_from_header)
+    # Uploads in flight are counted per process; a refused upload of the test before may still
+    # be lingering when its loop is stopped, and must not count against this test's students.
+    monkeypatch.setattr(service.Submissions, "uploading", {})
     store, config = Store(tmp_path / "exchange"), tmp_path / "config"
     release, config_file = tmp_path / "release", config / "jaxcourse.toml"
     release.mkdir(), config.mkdir()
