@@ -10,7 +10,6 @@ from pathlib import Path
 from .. import specs
 from ..core.course import Course
 from ..core.files import write_atomic
-from ..core.mesh import MeshSpec, use_cpu_devices
 from ..delivery.classdir import ClassDir
 from ..grading import similarity
 from ..grading.class_report import read_reports
@@ -38,13 +37,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or results_dir(course, assignment.name)
     submitted = args.submissions or course.nbgrader_root / "submitted"
     reports = [r for r in read_reports(out, assignment.name).reports if r.status == "graded"]
-    use_cpu_devices(max((MeshSpec.parse(c.mesh).size for t in assignment.tasks for c in t.cases if c.mesh), default=1))
-    reference = {}
-    for task in assignment.tasks:
-        program = similarity.exported_nodes(task, course.reference(assignment, task.name), assignment.name) \
-            if task.kind in ("shard_map", "sharded_step") else None  # fmt: skip
-        if program is not None:
-            reference[task.name] = program
+    reference = similarity.reference_programs(assignment, course)
     pairs = similarity.similar_pairs(reports, reference, args.threshold)
     if args.json:
         print(json.dumps([{"students": list(p.students), "alike": [asdict(a) for a in p.alike]} for p in pairs]))

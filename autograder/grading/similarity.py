@@ -79,6 +79,22 @@ def line(pair: Pair) -> str:
     return f"{a}  {b}: {said}"
 
 
+def reference_programs(assignment: Any, course: Any) -> dict[str, list[str]]:
+    """Each graded function's reference program, exported as the sandbox exports a student's, on
+    as many simulated devices as the assignment's meshes need (JAX starts here)."""
+    from ..core.mesh import MeshSpec, use_cpu_devices
+
+    meshes = [MeshSpec.parse(c.mesh).size for t in assignment.tasks for c in t.cases if c.mesh]
+    use_cpu_devices(max(meshes, default=1))
+    found = {}
+    for task in assignment.tasks:
+        if task.kind in ("shard_map", "sharded_step"):
+            program = exported_nodes(task, course.reference(assignment, task.name), assignment.name)
+            if program is not None:
+                found[task.name] = program
+    return found
+
+
 def exported_nodes(task: Any, fn: Callable[..., Any], assignment: str) -> list[str] | None:
     """``fn``'s program on the task's first visible case, exported as the sandbox exports a
     student's; None for a kind whose sandbox step hands back a value, not a program."""
