@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..core import pspec
+from ..core.files import write_atomic
 from ..core.mesh import mesh_signature
 from ..core.records import LayoutSig, StepSig
 from ..core.tasks import Case, Task, Training, case_seed
@@ -135,7 +136,7 @@ def _process_run(
         probe = _describe_batch(build_batch(given.local_batch(0, seed), mesh))
     except Exception as err:  # the batch is judged on its own; training still runs
         probe = {"error": f"{type(err).__name__}: {str(err)[:300]}"}
-    Path(tmp, PROBE_FILE.format(rank=rank)).write_text(json.dumps(probe))
+    write_atomic(Path(tmp, PROBE_FILE.format(rank=rank)), json.dumps(probe))
     if train is None:
         return None
     globals_ = getattr(train, "__globals__", {})
@@ -143,7 +144,7 @@ def _process_run(
         step_file = Path(tmp, STEP_FILE.format(rank=rank))
 
         def counted(step: int, seed: int) -> Any:
-            step_file.write_text(str(step))
+            write_atomic(step_file, str(step))  # a process killed mid-write leaves the last whole count
             return given.local_batch(step, seed)
 
         globals_["local_batch"] = counted
