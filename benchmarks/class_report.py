@@ -1,7 +1,8 @@
 """How long `jaxcourse report` and `jaxcourse similar` take on a class of 200. The students are
 dealt the grading snapshot's real reports of 01 (wrong submissions and attacks), and for each
 graded function a real exported program: the reference's or one of the wrong-submission
-library's, as the sandbox exports it. They are written as `jaxcourse grade` writes them. Each
+library's, as the sandbox exports it, with that function's text in the student's notebook. They
+are written as `jaxcourse grade` writes them (results) and as nbgrader collects them (notebooks). Each
 command runs end to end, Python's start included; the figure is the median of --repeats runs.
 
     .venv/bin/python benchmarks/class_report.py [--students 200] [--repeats 5]
@@ -29,7 +30,7 @@ use_cpu_devices(8)  # before anything starts JAX
 from autograder.grading import gradebook  # noqa: E402
 from autograder.grading.similarity import exported_nodes  # noqa: E402
 from autograder.specs import get  # noqa: E402
-from tests.helpers.course import ASSIGNMENT, reference_sources  # noqa: E402
+from tests.helpers.course import ASSIGNMENT, reference_sources, solved_source, write_submission  # noqa: E402
 from tests.helpers.snapshot import records, report_of  # noqa: E402  (real reports, read back)
 from tests.helpers.submissions import wrong_submissions  # noqa: E402
 
@@ -42,14 +43,14 @@ def _too_long(signum: int, frame: object) -> None:
     raise TooLong()
 
 
-def programs() -> dict[str, list[list[str]]]:
+def programs() -> dict[str, list[tuple[list[str], str]]]:
     """Per graded function, the programs of the reference and of every wrong submission that
-    writes it, exported on the function's first visible case."""
+    writes it, exported on the function's first visible case, each with its text."""
     import jax
     import jax.numpy as jnp
 
     signal.signal(signal.SIGALRM, _too_long)
-    found: dict[str, list[list[str]]] = {}
+    found: dict[str, list[tuple[list[str], str]]] = {}
     graded = [w for w in wrong_submissions(ASSIGNMENT) if w.statuses == ("graded",)]
     versions = [reference_sources(ASSIGNMENT)] + [w.functions for w in graded]
     for sources in versions:
@@ -66,18 +67,22 @@ def programs() -> dict[str, list[list[str]]]:
                 finally:
                     signal.alarm(0)
                 if nodes is not None:
-                    found.setdefault(task.name, []).append(nodes)
+                    found.setdefault(task.name, []).append((nodes, sources[task.name]))
     return found
 
 
-def write_class(out: Path, students: int) -> None:
+def write_class(out: Path, submitted: Path, students: int) -> None:
     pool = [r for key, r in records().items() if key.startswith((f"{ASSIGNMENT}/process/", "adversarial/"))]
     shapes = programs()
     for i in range(students):
         report = report_of(f"student{i:03d}", ASSIGNMENT, pool[i % len(pool)])
         chosen = {f: versions[(i * 7 + j) % len(versions)] for j, (f, versions) in enumerate(shapes.items())}
-        report = dataclasses.replace(report, programs=chosen if report.status == "graded" else {})
+        programs_ = {f: nodes for f, (nodes, _) in chosen.items()}
+        report = dataclasses.replace(report, programs=programs_ if report.status == "graded" else {})
         gradebook.write_results(out / report.student / "results.json", report)
+        write_submission(
+            submitted, report.student, solved_source(ASSIGNMENT, {f: text for f, (_, text) in chosen.items()})
+        )
 
 
 def median_seconds(argv: list[str], repeats: int) -> float:
@@ -95,18 +100,19 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp)
-        write_class(out, args.students)
+        out, submitted = Path(tmp, "out"), Path(tmp, "submitted")
+        write_class(out, submitted, args.students)
         command = [sys.executable, "-m", "autograder.cli"]
         report = median_seconds([*command, "report", ASSIGNMENT, "--out", str(out)], args.repeats)
-        similar = median_seconds([*command, "similar", ASSIGNMENT, "--out", str(out), "--json"], args.repeats)
+        where = ["--out", str(out), "--submissions", str(submitted), "--json"]
+        similar = median_seconds([*command, "similar", ASSIGNMENT, *where], args.repeats)
         size = (out / "report.html").stat().st_size
     print(
         f"{args.students} students, median of {args.repeats} runs, each command end to end (Python's start included):"
     )
     print(f"  jaxcourse report:  {report:.2f} s (a page of {size / 1024:.0f} KiB)")
-    print(f"  jaxcourse similar: {similar:.2f} s (every pair of students, every graded function, and the reference's")
-    print("                     programs exported as the sandbox exports them)")
+    print(f"  jaxcourse similar: {similar:.2f} s (every pair of students, every graded function by program and by")
+    print("                     text, and the reference's programs exported as the sandbox exports them)")
 
 
 if __name__ == "__main__":

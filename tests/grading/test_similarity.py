@@ -1,7 +1,9 @@
 """Copied work found in the programs: a class graded for real (process sandbox), then `jaxcourse
 similar`. Two students with the same wrong ring, one of them renamed, reordered and commented, are
-the one pair; two copies of the reference, a right ring written another way and two untouched
-stubs from the release are not."""
+the pair their programs give; a third student who copied the renamed ring's text and turned it
+round into a right ring (the reference's program: expected) is found by the text; two copies of
+the reference (what much of this small class wrote), a right ring written another way and two
+untouched stubs from the release are not."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from autograder.grading.similarity import similar_pairs
 
 from ..helpers.course import ASSIGNMENT, solved_notebook, write_submission
 from ..helpers.hub import run_jaxcourse
+from ..helpers.rings import ANOTHER_WAY
 from ..helpers.submissions import wrong_submission
 
 pytestmark = pytest.mark.slow
@@ -32,16 +35,7 @@ RENAMED = """def ring_all_gather(x, axis_name):
         out = out.at[(me - hop) % size].set(have)
     return out.reshape((size * x.shape[0],) + x.shape[1:])
 """
-ANOTHER_WAY = """def ring_all_gather(x, axis_name):
-    n, me = jax.lax.axis_size(axis_name), jax.lax.axis_index(axis_name)
-    right = [(i, (i + 1) % n) for i in range(n)]
-    pieces = [x]
-    for _ in range(n - 1):
-        pieces.append(jax.lax.ppermute(pieces[-1], axis_name, right))
-    stacked = jnp.stack(pieces)  # piece s is the block of device me - s
-    out = jnp.zeros_like(stacked).at[(me - jnp.arange(n)) % n].set(stacked)
-    return out.reshape((n * x.shape[0],) + x.shape[1:])
-"""
+TURNED = RENAMED.replace("(k - 1) % size", "(k + 1) % size").replace("# one hop", "# pass it along")
 STUB = "def ring_all_gather(x, axis_name):\n    raise NotImplementedError()\n"
 
 
@@ -49,7 +43,16 @@ STUB = "def ring_all_gather(x, axis_name):\n    raise NotImplementedError()\n"
 def graded(course, tmp_path_factory):
     root = tmp_path_factory.mktemp("similar")
     wrong = wrong_submission(ASSIGNMENT, "ring_wrong_direction").functions["ring_all_gather"]
-    students = {"ana": wrong, "ben": RENAMED, "cat": ANOTHER_WAY, "dan": None, "eve": None, "fay": STUB, "gus": STUB}
+    students = {
+        "ana": wrong,
+        "ben": RENAMED,
+        "cat": ANOTHER_WAY,
+        "dan": None,
+        "eve": None,
+        "fay": STUB,
+        "gus": STUB,
+        "hal": TURNED,
+    }
     for student, source in students.items():
         nb = solved_notebook(course, {"ring_all_gather": source} if source else None)
         write_submission(root / "submitted", student, nb)
@@ -70,15 +73,20 @@ def test_grading_keeps_each_functions_program(graded):
     assert likeness(reports["cat"].programs["ring_all_gather"], reports["dan"].programs["ring_all_gather"]) < 0.9
 
 
-def test_only_the_pair_with_the_same_wrong_ring_is_found(graded, course):
+def test_the_same_wrong_ring_and_the_same_text_are_found_and_nothing_else(graded, course):
     done = run_jaxcourse(course.root, "similar", ASSIGNMENT, "--out", str(graded / "out"), "--submissions",
                          str(graded / "submitted"))  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # the course is released: its text is set aside
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("1 pairs of 7 graded students") and lines[1].startswith("ana  ben: ring_all_gather")
+    assert lines[0].startswith("2 pairs of 8 graded students"), lines
+    assert lines[1].startswith("ana  ben: ring_all_gather (the same program, "), lines[1]
+    assert lines[2] == "ben  hal: ring_all_gather (text: 99% of ben's cell in hal's, 99% of hal's in ben's)", lines
     page = (graded / "out" / "similar.html").read_text()
     assert "# my own ring: each hop hands my latest block to the left" in page  # ben's cell, beside ana's
-    assert "<h2>ana and ben</h2>" in page and page.count("<h2>") == 1
+    assert "<h2>ana and ben</h2>" in page and "<h2>ben and hal</h2>" in page and page.count("<h2>") == 2
+    copied = page.split("<h2>ben and hal</h2>")[1]
+    assert copied.count("<mark>") >= 2 and "# pass it along" in copied  # the passages both wrote, on both sides
 
 
 def test_a_program_much_of_the_class_shares_is_no_ones_in_particular():
