@@ -10,9 +10,8 @@ from .. import specs
 from ..core.course import Course
 from ..core.files import write_atomic
 from ..delivery.classdir import ClassDir
-from ..grading.class_report import read_reports, summarise
-from ..grading.class_report_html import to_html
 from ..grading.classroom import results_dir
+from ..hub.class_page import class_view
 from .args import Subparsers
 
 
@@ -20,31 +19,31 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("report", help="the class at a glance: scores, parts, why points were lost")
     p.add_argument("assignment")
     p.add_argument("--out", type=Path, help="where jaxcourse grade wrote the results (default: the course's)")
-    p.add_argument("--class", dest="class_dir", type=Path, help="a class directory (its graded/ folder)")
+    p.add_argument("--class", dest="class_dir", type=Path,
+                   help="a hub's class directory: its graded/ folder, and submissions over time from its exchange")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of writing the page")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     specs.get(args.assignment)  # an unknown name fails here, with the known ones
-    out = args.out or results_dir(_course(args.class_dir), args.assignment)
-    report = summarise(args.assignment, read_reports(out, args.assignment))
+    checkout = Course.find()
+    classdir = ClassDir.open(args.class_dir) if args.class_dir is not None else None
+    out = args.out or results_dir(classdir.course(checkout) if classdir else checkout, args.assignment)
+    view = class_view(checkout, out, args.assignment, classdir)
     if args.json:
-        print(json.dumps(report.to_json(), indent=1))
+        print(json.dumps(view.to_json(), indent=1))
         return 0
     page = out / "report.html"
-    write_atomic(page, to_html(report))
+    write_atomic(page, view.to_html())
+    report = view.report
     graded = report.statuses.get("graded", 0)
     print(f"{report.students} students, {graded} graded; the report: {page}")
     if report.unreadable:
         print(f"results that could not be read (grade again): {', '.join(report.unreadable)}")
+    if view.timeline and view.timeline.not_submitted:
+        print(f"not submitted: {', '.join(view.timeline.not_submitted)}")
     if report.first_look:
         first = report.first_look
         print(f"look at first: {first.part}, {first.kind} ({first.students} of {graded} graded students)")
     return 0
-
-
-def _course(class_dir: Path | None) -> Course:
-    """The course whose graded/ folder holds the results: a class's, or the checkout's."""
-    course = Course.find()
-    return ClassDir.open(class_dir).course(course) if class_dir is not None else course

@@ -16,7 +16,8 @@ vertical-align:top}th{background:#f6f8fa}.look{border-left:4px solid #bf8700;bac
 code{font-size:90%}"""
 
 
-def to_html(report: ClassReport) -> str:
+def to_html(report: ClassReport, more: str = "") -> str:
+    """The page; ``more``: sections only a hub's class has (its timeline), already HTML."""
     graded = report.statuses.get("graded", 0)
     first = report.first_look
     look = (f'<p class="look"><b>Look at first:</b> {escape(first.part)}, {escape(first.kind)}: '
@@ -38,6 +39,7 @@ def to_html(report: ClassReport) -> str:
 <h2>Notebooks that could not be graded</h2>
 {_reasons_table(report.not_graded, "status") if report.not_graded else "<p>None.</p>"}
 {_unreadable(report.unreadable)}
+{more}
 </body></html>
 """
 

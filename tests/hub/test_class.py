@@ -176,3 +176,18 @@ def test_the_instructor_collects_grades_and_returns_feedback_from_her_lab(hub, c
         assert graded.status_code == 200 and graded.json()["success"], graded.text[-3000:]
     with Gradebook(f"sqlite:///{hub['classdir'] / 'gradebook.db'}") as gb:
         assert {s: rows[s] for s in handed_in} == {s: gb.find_submission(ASSIGNMENT, s).score for s in handed_in}
+
+
+def test_the_instructor_reads_the_class_report_in_her_server(hub):
+    """Her server's report page: the class's grades, and from the exchange who submitted when and
+    who has not. A student's server has no such page, and a student's token opens not hers."""
+    teach, alice = hub["users"]["teach"].ready(), hub["users"]["alice"].ready()
+    path = f"jaxcourse/report/{ASSIGNMENT}"
+    page = teach.server("GET", path)
+    assert page.status_code == 200, page.text[:2000]
+    assert "<h2>Submissions over time</h2>" in page.text and "<polyline" in page.text
+    assert "ann_lee" in page.text.split("<h2>Who has not submitted</h2>")[1]  # she wrote a file, submitted nothing
+    assert "alice" not in page.text.split("<h2>Who has not submitted</h2>")[1]
+    assert alice.server("GET", path).status_code == 404
+    borrowed = teach.server("GET", path, headers={"Authorization": f"token {alice.token}"}, allow_redirects=False)
+    assert borrowed.status_code in (302, 403) and "ann_lee" not in borrowed.text, borrowed.status_code
