@@ -23,6 +23,10 @@ from ..core.program_shape import likeness
 from .report import Report
 from .source_similarity import TextAlike, marked
 
+SIDE_BY_SIDE = (
+    "table{table-layout:fixed;width:100%}td:first-child,th:first-child{width:13em}"
+    "pre{white-space:pre-wrap;margin:0;font-size:85%}mark{background:#fff8c5}"
+)
 THRESHOLD = 0.9  # at least this share of their program's nodes in common
 COMMON = 1 / 3  # a program more than this share of the class wrote is no one's in particular
 
@@ -166,7 +170,7 @@ def to_html(assignment: str, pairs: list[Pair], cells: dict[str, dict[str, str]]
                       f"<th>{escape(b)}</th></tr>{rows}</table>")  # fmt: skip
     body = "".join(blocks) or "<p>No two students wrote a function alike.</p>"
     return (f'<!doctype html><html><head><meta charset="utf-8"><title>{escape(assignment)}: work alike</title>'
-            f"<style>{STYLE}mark{{background:#fff8c5}}</style></head><body><h1>{escape(assignment)}: work alike</h1>"
+            f"<style>{STYLE}{SIDE_BY_SIDE}</style></head><body><h1>{escape(assignment)}: work alike</h1>"
             "<p>Pairs whose exported programs are more alike than either is like the reference and not shared by "
             "much of the class, or whose cells share text that neither the release nor much of the class wrote "
             f"(marked). Nothing is decided here: read both.</p>{body}</body></html>\n")  # fmt: skip
