@@ -80,9 +80,9 @@ def write_class(out: Path, submitted: Path, students: int) -> None:
         programs_ = {f: nodes for f, (nodes, _) in chosen.items()}
         report = dataclasses.replace(report, programs=programs_ if report.status == "graded" else {})
         gradebook.write_results(out / report.student / "results.json", report)
-        write_submission(
-            submitted, report.student, solved_source(ASSIGNMENT, {f: text for f, (_, text) in chosen.items()})
-        )
+        # each student's own comment: no two cells are the same text, as in a real class
+        texts = {f: f"{text}    # {report.student}\n" for f, (_, text) in chosen.items()}
+        write_submission(submitted, report.student, solved_source(ASSIGNMENT, texts))
 
 
 def median_seconds(argv: list[str], repeats: int) -> float:

@@ -11,6 +11,7 @@ class's cells of that function share; and a match of less than two lines or so i
 
 from __future__ import annotations
 
+import copy
 import io
 import math
 from collections import Counter
@@ -61,11 +62,12 @@ def alike_cells(
     found: dict[tuple[str, str], list[TextAlike]] = {}
     for function in sorted({f for by in cells.values() for f in by}):
         written = {s: by[function] for s, by in cells.items() if by.get(function, "").strip()}
-        prints = {s: _fingerprint(text, given) for s, text in written.items()}
-        shared = _common_hashes(prints.values(), common)
+        texts = set(written.values())  # a copy is fingerprinted once
+        prints = {t: _fingerprint(t, given) for t in texts}
+        shared = _common_hashes((prints[written[s]] for s in written), common)
         if shared:
-            prints = {s: _fingerprint(written[s], given | shared) for s in prints}
-        for pair, alike in _compare(function, prints, threshold, minimum):
+            prints = {t: _without(fp, shared) for t, fp in prints.items()}
+        for pair, alike in _compare(function, {s: prints[t] for s, t in written.items()}, threshold, minimum):
             found.setdefault(pair, []).append(alike)
     return found
 
@@ -74,7 +76,19 @@ def _fingerprint(text: str, boilerplate: Iterable[int] = ()) -> Any:
     from copydetect import CodeFingerprint
 
     return CodeFingerprint("cell.py", NOISE, GUARANTEE - NOISE + 1, boilerplate=list(boilerplate),
-                           fp=io.StringIO(text))  # fmt: skip
+                           language="python", fp=io.StringIO(text))  # fmt: skip
+
+
+def _without(fp: Any, hashes: set[int]) -> Any:
+    """``fp`` with ``hashes`` set aside, as copydetect sets aside boilerplate (without lexing the
+    text again): its fingerprints, their places and the text they cover."""
+    from copydetect.utils import get_token_coverage
+
+    kept = copy.copy(fp)
+    kept.hash_idx = {h: places for h, places in fp.hash_idx.items() if h not in hashes}
+    kept.hashes = set(kept.hash_idx)
+    kept.token_coverage = get_token_coverage(kept.hash_idx, fp.k, len(fp.filtered_code))
+    return kept
 
 
 def _common_hashes(prints: Iterable[Any], common: float) -> set[int]:
@@ -97,8 +111,12 @@ def _compare(
         for h in set(prints[student].hashes):
             holders.setdefault(h, []).append(student)
     candidates = {pair for students in holders.values() for pair in combinations(students, 2)}
+    compared: dict[tuple[int, int], Any] = {}  # copies share one fingerprint: compared once
     for a, b in sorted(candidates):
-        overlap, shares, (spans_a, spans_b) = compare_files(prints[a], prints[b])
+        key = (id(prints[a]), id(prints[b]))
+        if key not in compared:
+            compared[key] = compare_files(prints[a], prints[b])
+        overlap, shares, (spans_a, spans_b) = compared[key]
         if overlap >= minimum and max(shares) >= threshold:
             spans = (_spans(spans_a), _spans(spans_b))
             yield (a, b), TextAlike(function, (float(shares[0]), float(shares[1])), spans)
