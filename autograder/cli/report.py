@@ -27,9 +27,8 @@ def register(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     specs.get(args.assignment)  # an unknown name fails here, with the known ones
-    checkout = Course.find()
     classdir = ClassDir.open(args.class_dir) if args.class_dir is not None else None
-    out = args.out or results_dir(classdir.course(checkout) if classdir else checkout, args.assignment)
+    checkout, out = _results(args, classdir)
     view = class_view(checkout, out, args.assignment, classdir)
     if args.json:
         print(json.dumps(view.to_json(), indent=1))
@@ -47,3 +46,12 @@ def run(args: argparse.Namespace) -> int:
         first = report.first_look
         print(f"look at first: {first.part}, {first.kind} ({first.students} of {graded} graded students)")
     return 0
+
+
+def _results(args: argparse.Namespace, classdir: ClassDir | None) -> tuple[Course | None, Path]:
+    """The checkout, where one is needed, and where the results are: ``--out`` alone names the
+    results and needs no checkout (a copy of them, read anywhere)."""
+    if args.out is not None and classdir is None:
+        return None, args.out
+    checkout = Course.find()
+    return checkout, args.out or results_dir(classdir.course(checkout) if classdir else checkout, args.assignment)

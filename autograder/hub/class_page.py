@@ -31,11 +31,11 @@ class ClassView:
         )
 
 
-def class_view(checkout: Course, out: Path, assignment: str, classdir: ClassDir | None) -> ClassView:
+def class_view(checkout: Course | None, out: Path, assignment: str, classdir: ClassDir | None) -> ClassView:
     """The report from the results under ``out``; the timeline from ``classdir``'s exchange and
-    roster and the checkout's rules (its due date)."""
+    roster and the checkout's rules (its due date), where there is a class."""
     report = summarise(assignment, read_reports(out, assignment))
-    if classdir is None:
+    if classdir is None or checkout is None:
         return ClassView(report, None)
     rules = policy.load(checkout.root, assignment)
     now = datetime.datetime.now(datetime.UTC)
