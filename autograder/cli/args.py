@@ -24,6 +24,18 @@ def positive(text: str) -> int:
     return value
 
 
+def share(text: str) -> float:
+    """A share between 0 and 1, such as a similarity threshold: anything else would list every
+    pair or none, silently."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a share above 0 and at most 1, such as 0.5")
+    return value
+
+
 def port(text: str) -> int:
     try:
         value = int(text)

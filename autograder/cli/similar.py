@@ -17,7 +17,7 @@ from ..delivery.classdir import ClassDir
 from ..grading import similarity, source_similarity
 from ..grading.class_report import read_reports
 from ..grading.classroom import results_dir
-from .args import Subparsers
+from .args import Subparsers, share
 
 
 def register(sub: Subparsers) -> None:
@@ -26,9 +26,9 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--out", type=Path, help="where jaxcourse grade wrote the results (default: the course's)")
     p.add_argument("--submissions", type=Path, help="the notebooks, to show each pair's cells (default: the course's)")
     p.add_argument("--class", dest="class_dir", type=Path, help="a class directory (its graded/ and submitted/)")
-    p.add_argument("--threshold", type=float, default=similarity.THRESHOLD,
+    p.add_argument("--threshold", type=share, default=similarity.THRESHOLD,
                    help="the share of a program two students must have in common (default %(default)s)")  # fmt: skip
-    p.add_argument("--text-threshold", type=float, default=source_similarity.THRESHOLD,
+    p.add_argument("--text-threshold", type=share, default=source_similarity.THRESHOLD,
                    help="the share of one student's cell found in the other's (default %(default)s)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the pairs as JSON instead of writing the page")
     p.set_defaults(run=run)

@@ -41,6 +41,8 @@ def run(*args: str, cwd: Path, timeout: float = 600, expected: Path | None = Non
         (["grade", ASSIGNMENT, "--submissions", "/no/such/dir"], "no submissions directory at /no/such/dir"),
         (["check", "/no/such.ipynb"], "no notebook at /no/such.ipynb"),
         (["release", "99_nope"], "no assignment '99_nope'"),
+        (["similar", ASSIGNMENT, "--threshold", "90"], "'90' must be a share above 0 and at most 1, such as 0.5"),
+        (["similar", ASSIGNMENT, "--text-threshold", "half"], "'half' is not a number"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         (["worker", "--broker", "http://:secret@host"], "'http://:***@host' is not a Redis URL"),
         (["worker"], "say where the queue is: --broker redis://:PASSWORD@HOST:6379/0, or $JAXCOURSE_BROKER"),
