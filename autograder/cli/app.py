@@ -20,10 +20,26 @@ from . import (
     report,
     similar,
     worker,
+    workers,
 )
 from .args import Parser
 
-COMMANDS = (check, grade, report, similar, launch, cluster, release, collect, release_feedback, image, lab, hub, worker)
+COMMANDS = (
+    check,
+    grade,
+    report,
+    similar,
+    launch,
+    cluster,
+    release,
+    collect,
+    release_feedback,
+    image,
+    lab,
+    hub,
+    worker,
+    workers,
+)
 
 
 def build_parser() -> Parser:

@@ -30,6 +30,9 @@ def register(sub: Subparsers) -> None:
     up.add_argument("--tls-key", type=Path, help="the certificate's PEM key")
     up.add_argument("--domain", help="the name students type (default jaxcourse.localhost, on this machine): each user's "
                     "server is at <user>.NAME, an origin of its own, so *.NAME must reach this machine")  # fmt: skip
+    up.add_argument("--swarm", action="store_true",
+                    help="grade across the Docker Swarm this engine manages: workers on the nodes labelled "
+                    "jaxcourse.grade=yes, Redis over TLS (README: a class on several machines)")  # fmt: skip
     down = actions.add_parser("down", help="stop the class; its state stays in the class directory")
     for action in (up, down):
         action.add_argument("--class", dest="class_dir", type=Path,
@@ -37,9 +40,14 @@ def register(sub: Subparsers) -> None:
     hub.set_defaults(run=run)
 
 
+def class_dir(args: argparse.Namespace, checkout: Course) -> ClassDir:
+    """The class directory ``--class`` names, else class/ in the checkout."""
+    return ClassDir((args.class_dir or checkout.root / DEFAULT_CLASS).resolve())
+
+
 def run(args: argparse.Namespace) -> int:
     checkout = Course.find()
-    classdir = ClassDir((args.class_dir or checkout.root / DEFAULT_CLASS).resolve())
+    classdir = class_dir(args, checkout)
     if args.action == "down":
         deploy.down(deploy.Deployment(classdir, checkout))
         return 0
@@ -48,6 +56,6 @@ def run(args: argparse.Namespace) -> int:
     if (args.tls_cert is None) != (args.tls_key is None):
         raise deploy.HubError("--tls-cert and --tls-key go together: a certificate and its key")
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
-    deployment = deploy.Deployment(classdir, checkout, args.variant, args.host, args.port, tls, args.domain)
+    deployment = deploy.Deployment(classdir, checkout, args.variant, args.host, args.port, tls, args.domain, args.swarm)
     deploy.up(deployment, args.roster)
     return 0

@@ -21,6 +21,7 @@ INSTRUCTOR = "JAXCOURSE_INSTRUCTOR"  # set in an instructor's server: the class 
 CLASS = "JAXCOURSE_CLASS"  # an instructor's server's class directory (gradebook, submissions)
 SANDBOX = "JAXCOURSE_SANDBOX"  # the sandbox `jaxcourse grade` uses when --sandbox is not given
 BROKER = "JAXCOURSE_BROKER"  # where a queue worker or the grading service finds the broker's URL
+BROKER_CA = "JAXCOURSE_BROKER_CA"  # the CA a rediss:// broker's certificate is checked against
 QUEUE_KEY = "JAXCOURSE_QUEUE_KEY"  # the key the queue's outcomes are signed with
 OFFLINE_BASE = "JAXCOURSE_OFFLINE_BASE"  # the offline base image the course's images are built from
 HUB_NAME = "JAXCOURSE_HUB_NAME"  # the hub container's name on the class network

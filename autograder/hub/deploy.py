@@ -20,6 +20,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,7 @@ class Deployment:
     port: int = 8000
     tls: tuple[Path, Path] | None = None  # (certificate, key) the proxy serves HTTPS with
     domain: str | None = None  # what students type; each user's server is at <user>.<domain>
+    swarm: bool = False  # the queue across a Docker Swarm this engine manages (hub/swarm_queue.py)
 
     @property
     def name(self) -> str:
@@ -119,17 +121,26 @@ def up(deployment: Deployment, roster_file: Path | None, say: Say = print) -> No
     build_redis(client, repo, say)
     build_hub(client, repo, say)
     hub_net = _network(client, f"{deployment.name}-hub", deployment.name, internal=False)
-    queue_net = _network(client, f"{deployment.name}-queue", deployment.name, internal=True)
-    settings = deployment.settings
-    _start(client, say, f"{deployment.name}-redis", wait_healthy, **redis_options(deployment, queue_net))
-    _start(client, say, f"{deployment.name}-grading", None, **grading_options(deployment, grading_image, queue_net))
-    for number in range(1, settings.workers + 1):
-        _start(client, say, f"{deployment.name}-worker-{number}", None,
-               **worker_options(deployment, grading_image, queue_net, number))  # fmt: skip
-    _start(client, say, f"{deployment.name}-hub", wait_healthy, **hub_options(deployment, student_image, hub_net))
+    if deployment.swarm:
+        from . import swarm_queue
+
+        swarm_queue.start(client, deployment, grading_image, say)
+    else:
+        _queue(client, deployment, grading_image, say)
+    start(client, say, f"{deployment.name}-hub", wait_healthy, **hub_options(deployment, student_image, hub_net))
     _rejoin(client, deployment)
     say(f"the class is up at {deployment.url}/ (state in {classdir.root}); release an assignment with "
         f"`jaxcourse release A --class {classdir.root}`")  # fmt: skip
+
+
+def _queue(client: DockerClient, deployment: Deployment, image: str, say: Say) -> None:
+    """Redis, the grading service and the workers, on this host's internal queue network."""
+    queue_net = _network(client, f"{deployment.name}-queue", deployment.name, internal=True)
+    start(client, say, f"{deployment.name}-redis", wait_healthy, **redis_options(deployment, queue_net))
+    start(client, say, f"{deployment.name}-grading", None, **grading_options(deployment, image, queue_net))
+    for number in range(1, deployment.settings.workers + 1):
+        start(client, say, f"{deployment.name}-worker-{number}", None,
+              **worker_options(deployment, image, queue_net, number))  # fmt: skip
 
 
 def _loopback(host: str) -> bool:
@@ -161,8 +172,9 @@ def _network(client: DockerClient, name: str, owner: str, internal: bool) -> str
     return name
 
 
-def _start(client: DockerClient, say: Say, name: str, ready: Callable[[Container], None] | None,
-           **options: Any) -> None:  # fmt: skip
+def start(client: DockerClient, say: Say, name: str, ready: Callable[[Container], None] | None,
+          **options: Any) -> None:  # fmt: skip
+    """The container ``name`` running from ``options``, unless it already runs for this class."""
     from docker.errors import NotFound
 
     try:
@@ -256,6 +268,21 @@ def _sandboxes_of(client: DockerClient, owners: list[Container]) -> list[Contain
     return [box for box in found if box.labels[SANDBOX].rpartition(":")[0] in hosts]
 
 
+def _remove_network(network: Any, seconds: float = 30.0) -> None:
+    """An overlay network is removable once its last task has gone, which takes the swarm seconds."""
+    from docker.errors import APIError
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            network.remove()
+            return
+        except APIError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1.0)
+
+
 def hub_options(deployment: Deployment, student_image: str, network: str) -> dict[str, Any]:
     root, settings = str(deployment.classdir.root), deployment.settings
     volumes = {SOCKET: {"bind": SOCKET, "mode": "rw"}, root: {"bind": root, "mode": "rw"}}
@@ -296,8 +323,12 @@ def down(deployment: Deployment, say: Say = print) -> int:
         remove(container)
     for sandbox in _sandboxes_of(client, mine):  # what a worker or an instructor was grading
         remove(sandbox)
+    if client.info()["Swarm"].get("ControlAvailable"):
+        from .swarm_queue import remove_services
+
+        remove_services(client, deployment)
     for network in client.networks.list(filters={"label": f"{LABEL}={deployment.name}"}):
-        network.remove()
+        _remove_network(network)
     say(
         f"the class {deployment.name} is down: {len(mine)} containers removed; its state stays in {deployment.classdir.root}"
     )

@@ -22,7 +22,7 @@ class HubSettings:
     cpus: float = 2.0  # each student's server
     pids: int = 2048  # each student's server
     idle_timeout: int = 3600  # seconds before an idle server is stopped (its work is kept)
-    workers: int = 1  # grading worker containers on this host
+    workers: int = 1  # grading workers: containers on this host, or with --swarm tasks on the grading nodes
     hub_memory: str = "2g"  # the hub's own container: JupyterHub, its proxy and the exchange
     server_subnets: str = "10.213.0.0/16"  # each server's network takes a /28 of it (4096 servers)
     work_quota: str = "10g"  # each user's work folder, at most (hub/quota.py)

@@ -8,13 +8,20 @@
   outcome instead of turning it into a failure.
 - The visibility timeout is longer than the slowest job's limits (``visibility_timeout``), so a
   job still running is never handed out twice.
+- A ``rediss://`` broker (a queue that crosses hosts) is spoken to over TLS, its certificate
+  checked against the class's own CA (``$JAXCOURSE_BROKER_CA``). That CA signs one certificate,
+  Redis's, so the chain alone names the server; host names are not checked, since the recorder
+  may reach Redis by an address rather than its name.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import ssl
 from typing import TYPE_CHECKING, Any
 
+from ..core import environment
 from ..core.errors import JaxcourseError
 
 if TYPE_CHECKING:
@@ -79,4 +86,15 @@ def make_app(broker: str, job_seconds: float, restore_every: float = 10.0) -> Ce
         worker_send_task_events=False,
         task_send_sent_event=False,
     )
+    if broker.startswith("rediss://"):
+        app.conf.update(broker_use_ssl=tls_options(), redis_backend_use_ssl=tls_options())
     return app
+
+
+def tls_options() -> dict[str, Any]:
+    """What a TLS connection to the broker checks: its certificate, against the class's CA."""
+    ca = os.environ.get(environment.BROKER_CA, "")
+    if not os.path.isfile(ca):
+        raise BrokerError(f"a rediss:// broker needs the class's queue CA: set ${environment.BROKER_CA} to its "
+                          "file (secrets/queue-tls/ca.pem in the class directory)")  # fmt: skip
+    return {"ssl_cert_reqs": ssl.CERT_REQUIRED, "ssl_ca_certs": ca, "ssl_check_hostname": False}

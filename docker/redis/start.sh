@@ -1,9 +1,18 @@
 #!/bin/sh
 # Start Redis for the grading queue: a password, the append-only file in /data, no RDB snapshots.
+# With REDIS_TLS_DIR (a class whose queue crosses hosts), port 6379 speaks TLS only, with the
+# certificate in that folder (redis.pem, redis-key.pem); clients need no certificate of their own.
 set -eu
 if [ -z "${REDIS_PASSWORD:-}" ]; then
     echo "jaxcourse-redis: error: set REDIS_PASSWORD (jaxcourse hub up does)" >&2
     exit 2
 fi
-exec redis-server --bind 0.0.0.0 --port 6379 --protected-mode yes --requirepass "$REDIS_PASSWORD" \
+if [ -n "${REDIS_TLS_DIR:-}" ]; then
+    set -- --port 0 --tls-port 6379 --tls-cert-file "$REDIS_TLS_DIR/redis.pem" \
+        --tls-key-file "$REDIS_TLS_DIR/redis-key.pem" --tls-ca-cert-file "$REDIS_TLS_DIR/ca.pem" \
+        --tls-auth-clients no
+else
+    set -- --port 6379
+fi
+exec redis-server --bind 0.0.0.0 "$@" --protected-mode yes --requirepass "$REDIS_PASSWORD" \
     --dir /data --appendonly yes --appendfsync always --save "" --loglevel warning

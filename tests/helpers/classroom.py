@@ -4,6 +4,8 @@ queue's Redis and workers started with the deployment's own container options.""
 from __future__ import annotations
 
 import contextlib
+import csv
+import json
 import shutil
 import time
 from collections.abc import Iterator
@@ -15,7 +17,7 @@ from autograder.delivery.classdir import ClassDir
 from autograder.engine.containers import remove
 from autograder.hub import deploy
 
-from .course import REPO
+from .course import ASSIGNMENT, REPO, total
 
 # Tight limits: an endless loop costs seconds, and a job's bound (so Redis's visibility timeout)
 # stays short.
@@ -64,6 +66,39 @@ def queue(client: Any, deployment: deploy.Deployment, image: str, workers: int) 
                 remove(sandbox)
         for net in client.networks.list(names=[network]):
             net.remove()
+
+
+def local_reports(checkout: Course, submitted: Path, students: dict[str, str | None]) -> dict[str | None, Any]:
+    """Each kind of notebook in ``students`` ({student: wrong submission or None}) graded once
+    by the local grader (docker sandbox, the checkout's limits), as the reports' JSON."""
+    from autograder.grading import limits
+    from autograder.grading.classroom import open_sandbox
+    from autograder.grading.grader import grader_for
+
+    lim = limits.load(checkout.root, ASSIGNMENT)
+    grader = grader_for(ASSIGNMENT, checkout, timeout=lim.timeout, test_timeout=lim.test_timeout,
+                        sandbox=open_sandbox("docker", lim=lim, say=lambda _: None))  # fmt: skip
+    first = {wrong: student for student, wrong in reversed(students.items())}
+    return {
+        wrong: grader.grade(student, submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").to_json()
+        for wrong, student in first.items()
+    }
+
+
+def assert_graded_as_here(checkout: Course, submitted: Path, out: Path, students: dict[str, str | None]) -> None:
+    """Every student in ``out`` once, each report equal to the local grader's for that notebook,
+    and the right notebook at full marks."""
+    rows = list(csv.DictReader((out / "grades.csv").open()))
+    assert sorted(r["student_id"] for r in rows) == sorted(students)  # each recorded once
+    local = local_reports(checkout, submitted, students)
+    for student, wrong in students.items():
+        got = json.loads((out / student / "results.json").read_text())
+        want = local[wrong]
+        assert (got["status"], got["score"]) == (want["status"], want["score"]), (student, wrong, got["message"])
+        assert [(t["name"], t["score"], t["message"]) for t in got["tests"]] == [
+            (t["name"], t["score"], t["message"]) for t in want["tests"]
+        ], student
+    assert local[None]["score"] == total(ASSIGNMENT)
 
 
 def new_class(tmp: Path, checkout: Course) -> deploy.Deployment:

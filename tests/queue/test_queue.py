@@ -9,7 +9,6 @@ equal the local grader's, and every student is recorded once.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import signal
@@ -20,14 +19,13 @@ import pytest
 
 from autograder.core import environment
 from autograder.core.course import Course
-from autograder.grading.grader import grader_for
 from autograder.queue.app import QUEUE, TASK, make_app
 from autograder.queue.class_run import job_seconds
 from autograder.queue.dispatch import ATTEMPTS, Dispatcher, Failed
 from autograder.queue.jobs import make_job
 
-from ..helpers.classroom import class_course, new_class, queue, wait_for
-from ..helpers.course import ASSIGNMENT, solved_notebook, total, write_submission
+from ..helpers.classroom import assert_graded_as_here, class_course, new_class, queue, wait_for
+from ..helpers.course import ASSIGNMENT, solved_notebook, write_submission
 from ..helpers.submissions import wrong_submission
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -96,32 +94,7 @@ def test_a_class_survives_a_dead_worker_a_redis_restart_and_a_dead_recorder(clas
     assert summary.startswith(f"{len(STUDENTS)} submissions in"), summary
     assert f"{done_before} unchanged since the last run" in summary, output
 
-    rows = list(csv.DictReader((out / "grades.csv").open()))
-    assert sorted(r["student_id"] for r in rows) == sorted(STUDENTS)  # each recorded once
-    local = _local_reports(course, classroom["course"], classroom["submitted"])
-    for student, wrong in STUDENTS.items():
-        got = json.loads((out / student / "results.json").read_text())
-        want = local[wrong]
-        assert (got["status"], got["score"]) == (want["status"], want["score"]), (student, wrong, got["message"])
-        assert [(t["name"], t["score"], t["message"]) for t in got["tests"]] == [
-            (t["name"], t["score"], t["message"]) for t in want["tests"]
-        ], student
-    assert local[None]["score"] == total(ASSIGNMENT)
-
-
-def _local_reports(course, checkout, submitted):
-    """Each kind of notebook graded once by the local grader (docker sandbox), same limits."""
-    from autograder.grading import limits
-    from autograder.grading.classroom import open_sandbox
-
-    lim = limits.load(checkout.root, ASSIGNMENT)
-    grader = grader_for(ASSIGNMENT, checkout, timeout=lim.timeout, test_timeout=lim.test_timeout,
-                        sandbox=open_sandbox("docker", lim=lim, say=lambda _: None))  # fmt: skip
-    first = {wrong: student for student, wrong in reversed(STUDENTS.items())}
-    return {
-        wrong: grader.grade(student, submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").to_json()
-        for wrong, student in first.items()
-    }
+    assert_graded_as_here(classroom["course"], classroom["submitted"], out, STUDENTS)
 
 
 def test_a_malformed_or_oversized_job_gets_a_clear_status_and_the_queue_goes_on(classroom):

@@ -1,0 +1,178 @@
+"""A class's grading queue across a Docker Swarm: Redis on the manager, speaking TLS; the grading
+workers a Swarm service on the nodes labelled for grading, as many as ``jaxcourse workers scale``
+says, each starting sandboxes on its own node's engine.
+
+- The queue network is an attachable overlay, internal (no way out), reached by name through
+  DNS round robin (``engine/swarm.ENDPOINT_MODE``). It is encrypted where asked; kernels without
+  IPsec ESP cannot carry an encrypted overlay, so the queue's own TLS protects the jobs, the
+  outcomes and the broker's password on the wire either way.
+- The broker's URL (with its password), the key outcomes are signed with and the queue's CA reach
+  workers as Swarm secrets (files in /run/secrets, carried over the swarm's own TLS), never as
+  variables that ``docker service inspect`` would show.
+- A worker grades on any node that has the course checkout at the same path as the manager, the
+  course image loaded, and the label ``jaxcourse.grade=yes`` (README: adding a node).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from ..core import environment
+from ..engine import swarm
+from . import deploy
+from .queue_tls import QueueTLS, issue
+
+if TYPE_CHECKING:
+    from docker.client import DockerClient
+    from docker.models.services import Service
+
+GRADE_LABEL = "jaxcourse.grade"  # a node label: yes where grading workers may run
+TLS_MOUNT = "/etc/jaxcourse/queue-tls"
+SECRETS = ("broker", "queue_key", "queue_ca")  # what a worker reads from /run/secrets
+
+
+def tls(deployment: deploy.Deployment) -> QueueTLS:
+    return issue(deployment.classdir.root / "secrets", f"{deployment.name}-redis")
+
+
+def broker(deployment: deploy.Deployment) -> str:
+    """The broker's URL over TLS, by Redis's name on the queue network."""
+    return deployment.broker().replace("redis://", "rediss://", 1)
+
+
+def queue_network(client: DockerClient, deployment: deploy.Deployment, encrypted: bool) -> str:
+    name = f"{deployment.name}-queue"
+    if not client.networks.list(names=[name]):
+        options = {"encrypted": ""} if encrypted else {}
+        client.networks.create(name, driver="overlay", attachable=True, internal=True, options=options,
+                               labels={deploy.LABEL: deployment.name})  # fmt: skip
+    return name
+
+
+def redis_options(deployment: deploy.Deployment, network: str) -> dict[str, Any]:
+    """Redis as on one host, its port speaking TLS only, with the class's certificate."""
+    options = deploy.redis_options(deployment, network)
+    options["environment"]["REDIS_TLS_DIR"] = TLS_MOUNT
+    options["volumes"][str(tls(deployment).folder)] = {"bind": TLS_MOUNT, "mode": "ro"}
+    return options
+
+
+def recorder_options(deployment: deploy.Deployment, image: str, network: str) -> dict[str, Any]:
+    """The grading service (the class's one recorder), speaking TLS to Redis."""
+    options = deploy.grading_options(deployment, image, network)
+    options["environment"][environment.BROKER] = broker(deployment)
+    options["environment"][environment.BROKER_CA] = f"{TLS_MOUNT}/ca.pem"
+    options["volumes"][str(tls(deployment).folder)] = {"bind": TLS_MOUNT, "mode": "ro"}
+    return options
+
+
+def _secrets(client: DockerClient, deployment: deploy.Deployment) -> list[Any]:
+    """The worker's secrets, made once per class (a Swarm secret cannot change: a new password
+    needs ``hub down`` first)."""
+    from docker.types import SecretReference
+
+    values = {"broker": broker(deployment), "queue_key": deployment.classdir.secret("queue_key"),
+              "queue_ca": tls(deployment).ca.read_text()}  # fmt: skip
+    refs = []
+    for short in SECRETS:
+        name = f"{deployment.name}-{short}"
+        found = client.secrets.list(filters={"name": name})
+        secret = next((s for s in found if s.name == name), None) or client.secrets.create(
+            name=name, data=values[short].encode(), labels={deploy.LABEL: deployment.name}
+        )
+        refs.append(SecretReference(secret.id, name, filename=short, mode=0o400, **_owner_ids(deployment)))
+    return refs
+
+
+def _owner_ids(deployment: deploy.Deployment) -> dict[str, str]:
+    stat = deployment.classdir.root.stat()
+    return {"uid": str(stat.st_uid), "gid": str(stat.st_gid)}
+
+
+def _worker_script(deployment: deploy.Deployment, sandbox_image: str | None) -> str:
+    """The worker's shell: its secrets into its environment, its scratch folder made, then run."""
+    argv = f'jaxcourse worker --course {deployment.checkout.root} --cache "$TMPDIR/cache" --sandbox docker'
+    argv += f" --concurrency {deployment.settings.worker_concurrency}" if deployment.settings.worker_concurrency else ""
+    argv += f" --image {sandbox_image}" if sandbox_image else ""
+    return (f'export {environment.BROKER}="$(cat /run/secrets/broker)" '
+            f'{environment.QUEUE_KEY}="$(cat /run/secrets/queue_key)" '
+            f'{environment.BROKER_CA}=/run/secrets/queue_ca; mkdir -p "$TMPDIR" && exec {argv}')  # fmt: skip
+
+
+def worker_service(client: DockerClient, deployment: deploy.Deployment, image: str, network: str,
+                   replicas: int, sandbox_image: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """``services.create`` keywords for the class's grading workers."""
+    from docker.types import EndpointSpec, Mount, RestartPolicy, ServiceMode
+
+    checkout = str(deployment.checkout.root)
+    stat = deployment.classdir.root.stat()
+    scratch = f"{swarm.SCRATCH}/{deployment.name}-{{{{.Node.Hostname}}}}-{{{{.Task.Slot}}}}"
+    return {
+        "image": image, "name": f"{deployment.name}-workers", "networks": [network],
+        "command": ["tini", "-g", "--", "sh", "-c", _worker_script(deployment, sandbox_image)],
+        "hostname": "{{.Node.Hostname}}-worker-{{.Task.Slot}}",
+        "env": ["HOME=/tmp", f"TMPDIR={scratch}", f"{environment.ROOT}={checkout}", "PYTHONUNBUFFERED=1"],
+        "mounts": [Mount(deploy.SOCKET, deploy.SOCKET, type="bind"),
+                   Mount(checkout, checkout, type="bind", read_only=True),
+                   Mount(swarm.SCRATCH, swarm.SCRATCH, type="bind"),
+                   Mount("/tmp", None, type="tmpfs")],
+        "user": f"{stat.st_uid}:{stat.st_gid}", "groups": [str(os.stat(deploy.SOCKET).st_gid)],
+        "cap_drop": ["ALL"], "read_only": True, "secrets": _secrets(client, deployment),
+        "constraints": [f"node.labels.{GRADE_LABEL}==yes"],
+        "endpoint_spec": EndpointSpec(mode=swarm.ENDPOINT_MODE), "mode": ServiceMode("replicated", replicas),
+        "restart_policy": RestartPolicy(condition="on-failure", delay=1_000_000_000),  # a refused worker stays down
+        "labels": deployment.labels, "container_labels": deployment.labels,
+        "healthcheck": {"test": ["NONE"]},
+    }  # fmt: skip
+
+
+def start(client: DockerClient, deployment: deploy.Deployment, image: str, say: deploy.Say) -> None:
+    """``hub up --swarm``'s queue: Redis and the grading service on this manager, the workers on
+    the grading nodes."""
+    if not client.info()["Swarm"].get("ControlAvailable"):
+        raise deploy.HubError("--swarm needs this engine to be a swarm manager: run `docker swarm init "
+                              "--advertise-addr ADDRESS` here first (README: a class on several machines)")  # fmt: skip
+    encrypted = swarm.esp_available()
+    if not encrypted:
+        say("the queue network is not encrypted: this kernel has no IPsec ESP (CONFIG_INET_ESP); the queue's own "
+            "TLS still protects it")  # fmt: skip
+    network = queue_network(client, deployment, encrypted)
+    deploy.start(client, say, f"{deployment.name}-redis", deploy.wait_healthy, **redis_options(deployment, network))
+    deploy.start(client, say, f"{deployment.name}-grading", None, **recorder_options(deployment, image, network))
+    service = scale(client, deployment, image, network, deployment.settings.workers)
+    say(f"{service.name}: {deployment.settings.workers} workers on the nodes labelled {GRADE_LABEL}=yes")
+
+
+def remove_services(client: DockerClient, deployment: deploy.Deployment) -> None:
+    """The class's Swarm services and secrets (``hub down``)."""
+    owned = {"label": f"{deploy.LABEL}={deployment.name}"}
+    for service in client.services.list(filters=owned):
+        service.remove()
+    for secret in client.secrets.list(filters=owned):
+        secret.remove()
+
+
+def rescale(client: DockerClient, deployment: deploy.Deployment, replicas: int) -> Service:
+    """``jaxcourse workers scale``: the running class's workers, now ``replicas`` of them."""
+    name = f"{deployment.name}-workers"
+    if not client.info()["Swarm"].get("ControlAvailable"):
+        raise deploy.HubError("this engine is not a swarm manager: run `jaxcourse workers scale` on the manager")
+    found = [s for s in client.services.list(filters={"name": name}) if s.name == name]
+    if not found:
+        raise deploy.HubError(f"no workers' service {name}: start the class with `jaxcourse hub up --swarm` first")
+    found[0].scale(replicas)
+    return found[0]
+
+
+def scale(client: DockerClient, deployment: deploy.Deployment, image: str, network: str, replicas: int,
+          sandbox_image: str | None = None) -> Service:  # fmt: skip
+    """The workers' service with ``replicas`` tasks: made the first time, then only scaled."""
+    name = f"{deployment.name}-workers"
+    found = [s for s in client.services.list(filters={"name": name}) if s.name == name]
+    if found:
+        found[0].scale(replicas)
+        return found[0]
+    service: Service = client.services.create(**worker_service(client, deployment, image, network, replicas,
+                                                               sandbox_image))  # fmt: skip
+    return service

@@ -1,0 +1,78 @@
+"""The test swarm: this machine's engine as the manager and two nodes, each a container running
+its own engine (``engine/swarm.py``), the course image loaded on each, on a bridge network of the
+test's own. Built once per session and shared; everything it made is removed after, and what a
+killed session left is cleared first."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from autograder.engine import swarm
+
+from .course import REPO
+
+if TYPE_CHECKING:
+    from docker.client import DockerClient
+
+NETWORK = "jaxcourse-test-swarm"
+SWARM_LABEL = "jaxcourse.test-swarm"  # on the swarm this helper made, so it only ever leaves its own
+NODES = ("jaxcourse-node-1", "jaxcourse-node-2")
+
+
+@dataclass(frozen=True)
+class LocalSwarm:
+    client: DockerClient
+    network: str  # the bridge the nodes and the manager share; the host reaches containers on it
+    nodes: tuple[swarm.Node, ...]
+
+
+@contextlib.contextmanager
+def local_swarm(client: DockerClient, images: list[str], shared: Path) -> Iterator[LocalSwarm]:
+    """The swarm, with ``images`` on every node and ``shared`` (a host folder) on every node at
+    the same path, read-only: the course checkouts the tests make live there."""
+    clear(client)
+    if client.info()["Swarm"].get("LocalNodeState") == "active":
+        raise RuntimeError("this Docker engine is already in a swarm the tests did not make: "
+                           "the swarm tests need an engine outside any swarm")  # fmt: skip
+    swarm.build_node(client, REPO, say=lambda _: None)
+    network = client.networks.create(NETWORK, driver="bridge", labels={SWARM_LABEL: "yes"})
+    network.reload()
+    gateway = network.attrs["IPAM"]["Config"][0]["Gateway"]
+    join = swarm.manage(client, gateway)
+    client.swarm.update(labels={SWARM_LABEL: "yes"})
+    nodes: list[swarm.Node] = []
+    try:
+        for name in NODES:
+            nodes.append(swarm.start_node(client, name, NETWORK, join, {str(shared): "ro"}))
+        with ThreadPoolExecutor(len(nodes) * len(images)) as pool:
+            list(pool.map(lambda job: swarm.load_image(*job), [(n, i) for n in nodes for i in images]))
+        yield LocalSwarm(client, NETWORK, tuple(nodes))
+    finally:
+        clear(client)
+
+
+def clear(client: DockerClient) -> None:
+    """Leave a swarm this helper made, and remove its nodes and network."""
+    from autograder.engine.containers import remove
+
+    info = client.info()["Swarm"]
+    if info.get("LocalNodeState") == "active" and info.get("ControlAvailable"):
+        client.swarm.reload()
+        if (client.swarm.attrs.get("Spec", {}).get("Labels") or {}).get(SWARM_LABEL) == "yes":
+            for service in client.services.list():
+                service.remove()
+            swarm.leave(client)
+    for container in client.containers.list(all=True, filters={"label": swarm.NODE_LABEL}):
+        remove(container)
+    for volume in client.volumes.list(filters={"label": swarm.NODE_LABEL}):
+        volume.remove(force=True)
+    for name in NODES:
+        for volume in client.volumes.list(filters={"name": f"{name}-engine"}):
+            volume.remove(force=True)
+    for net in client.networks.list(names=[NETWORK]):
+        net.remove()
