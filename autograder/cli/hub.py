@@ -8,7 +8,7 @@ from pathlib import Path
 from ..core.course import Course
 from ..delivery.classdir import ClassDir
 from ..engine import images
-from ..hub import deploy
+from ..hub import deploy, swarm_queue
 from .args import Subparsers, default, port
 
 DEFAULT_CLASS = Path("class")  # under the course checkout
@@ -56,6 +56,6 @@ def run(args: argparse.Namespace) -> int:
     if (args.tls_cert is None) != (args.tls_key is None):
         raise deploy.HubError("--tls-cert and --tls-key go together: a certificate and its key")
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
-    deployment = deploy.Deployment(classdir, checkout, args.variant, args.host, args.port, tls, args.domain, args.swarm)
-    deploy.up(deployment, args.roster)
+    deployment = deploy.Deployment(classdir, checkout, args.variant, args.host, args.port, tls, args.domain)
+    deploy.up(deployment, args.roster, queue=swarm_queue.start if args.swarm else None)
     return 0

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     if args.replicas < 0:
         raise deploy.HubError(f"{args.replicas} workers: give a number of workers, 0 or more")
     checkout = Course.find()
-    deployment = deploy.Deployment(class_dir(args, checkout), checkout, swarm=True)
+    deployment = deploy.Deployment(class_dir(args, checkout), checkout)
     service = swarm_queue.rescale(images.connect(), deployment, args.replicas)
     print(f"{service.name}: {args.replicas} workers")
     return 0

@@ -64,7 +64,6 @@ class Deployment:
     port: int = 8000
     tls: tuple[Path, Path] | None = None  # (certificate, key) the proxy serves HTTPS with
     domain: str | None = None  # what students type; each user's server is at <user>.<domain>
-    swarm: bool = False  # the queue across a Docker Swarm this engine manages (hub/swarm_queue.py)
 
     @property
     def name(self) -> str:
@@ -100,11 +99,15 @@ class Deployment:
         return {LABEL: self.name, DIR_LABEL: str(self.classdir.root)}
 
 
+StartQueue = Callable[["DockerClient", Deployment, str, Say], None]  # (engine, class, grading image, say)
+
+
 # ---- up --------------------------------------------------------------------------------------
 
 
-def up(deployment: Deployment, roster_file: Path | None, say: Say = print) -> None:
-    """Start (or complete) the class; what already runs is left running."""
+def up(deployment: Deployment, roster_file: Path | None, say: Say = print, queue: StartQueue | None = None) -> None:
+    """Start (or complete) the class; what already runs is left running. ``queue`` starts Redis,
+    the grading service and the workers (default: on this host; ``swarm_queue.start``: across a swarm)."""
     deployment.check_published()
     members = roster.read(roster_file) if roster_file is not None else None
     hub_dir = deployment.classdir.root / "hub"
@@ -121,12 +124,7 @@ def up(deployment: Deployment, roster_file: Path | None, say: Say = print) -> No
     build_redis(client, repo, say)
     build_hub(client, repo, say)
     hub_net = _network(client, f"{deployment.name}-hub", deployment.name, internal=False)
-    if deployment.swarm:
-        from . import swarm_queue
-
-        swarm_queue.start(client, deployment, grading_image, say)
-    else:
-        _queue(client, deployment, grading_image, say)
+    (queue or _queue)(client, deployment, grading_image, say)
     start(client, say, f"{deployment.name}-hub", wait_healthy, **hub_options(deployment, student_image, hub_net))
     _rejoin(client, deployment)
     say(f"the class is up at {deployment.url}/ (state in {classdir.root}); release an assignment with "
@@ -317,17 +315,17 @@ def down(deployment: Deployment, say: Say = print) -> int:
     from ..engine.containers import remove
 
     client = images.connect()
-    mine = client.containers.list(all=True, filters={"label": f"{LABEL}={deployment.name}"})
+    mine_only = {"label": f"{LABEL}={deployment.name}"}
+    mine = client.containers.list(all=True, filters=mine_only)
     mine += client.containers.list(all=True, filters={"name": f"^{deployment.name}-lab-"})
     for container in {c.id: c for c in mine}.values():
         remove(container)
     for sandbox in _sandboxes_of(client, mine):  # what a worker or an instructor was grading
         remove(sandbox)
-    if client.info()["Swarm"].get("ControlAvailable"):
-        from .swarm_queue import remove_services
-
-        remove_services(client, deployment)
-    for network in client.networks.list(filters={"label": f"{LABEL}={deployment.name}"}):
+    if client.info()["Swarm"].get("ControlAvailable"):  # a class whose queue is on a swarm
+        for owned in (*client.services.list(filters=mine_only), *client.secrets.list(filters=mine_only)):
+            owned.remove()
+    for network in client.networks.list(filters=mine_only):
         _remove_network(network)
     say(
         f"the class {deployment.name} is down: {len(mine)} containers removed; its state stays in {deployment.classdir.root}"

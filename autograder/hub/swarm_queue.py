@@ -144,15 +144,6 @@ def start(client: DockerClient, deployment: deploy.Deployment, image: str, say: 
     say(f"{service.name}: {deployment.settings.workers} workers on the nodes labelled {GRADE_LABEL}=yes")
 
 
-def remove_services(client: DockerClient, deployment: deploy.Deployment) -> None:
-    """The class's Swarm services and secrets (``hub down``)."""
-    owned = {"label": f"{deploy.LABEL}={deployment.name}"}
-    for service in client.services.list(filters=owned):
-        service.remove()
-    for secret in client.secrets.list(filters=owned):
-        secret.remove()
-
-
 def rescale(client: DockerClient, deployment: deploy.Deployment, replicas: int) -> Service:
     """``jaxcourse workers scale``: the running class's workers, now ``replicas`` of them."""
     name = f"{deployment.name}-workers"
