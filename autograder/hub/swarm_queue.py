@@ -103,7 +103,7 @@ def _worker_script(deployment: deploy.Deployment, sandbox_image: str | None) -> 
 def worker_service(client: DockerClient, deployment: deploy.Deployment, image: str, network: str,
                    replicas: int, sandbox_image: str | None = None) -> dict[str, Any]:  # fmt: skip
     """``services.create`` keywords for the class's grading workers."""
-    from docker.types import EndpointSpec, Mount, RestartPolicy, ServiceMode
+    from docker.types import EndpointSpec, Healthcheck, Mount, RestartPolicy, ServiceMode
 
     checkout = str(deployment.checkout.root)
     stat = deployment.classdir.root.stat()
@@ -123,7 +123,7 @@ def worker_service(client: DockerClient, deployment: deploy.Deployment, image: s
         "endpoint_spec": EndpointSpec(mode=swarm.ENDPOINT_MODE), "mode": ServiceMode("replicated", replicas),
         "restart_policy": RestartPolicy(condition="on-failure", delay=1_000_000_000),  # a refused worker stays down
         "labels": deployment.labels, "container_labels": deployment.labels,
-        "healthcheck": {"test": ["NONE"]},
+        "healthcheck": Healthcheck(test=["NONE"]),  # the image's probe is for JupyterLab: Swarm would kill them
     }  # fmt: skip
 
 
