@@ -1,5 +1,5 @@
 """Shared fixtures: JAX's devices, a private copy of the course, the Docker engine and the course's
-cpu image, the test swarm, the one-machine Slurm cluster. The helpers the tests share are plain modules under ``tests/helpers/``."""
+cpu image, the one-machine Slurm cluster. The helpers the tests share are plain modules under ``tests/helpers/``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from autograder.mesh import use_cpu_devices
 from .helpers.cluster import session_cluster
 from .helpers.course import REPO, copy_course
 from .helpers.engine import clear_dead_classes, engine_lock, unavailable
-from .helpers.swarm import local_swarm
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -54,14 +53,6 @@ def cpu_image(client, sources) -> str:
     """``jaxcourse:cpu``, built once per session (seconds when Docker's layer cache is warm)."""
     images.build("cpu", client=client, sources=sources)
     return images.tag("cpu")
-
-
-@pytest.fixture(scope="session")
-def swarm_nodes(client, cpu_image, tmp_path_factory):
-    """A swarm of this engine and two nodes with the course image, once per session: the course
-    copies the tests make (under pytest's temporary root) are on every node at the same path."""
-    with local_swarm(client, [cpu_image], tmp_path_factory.getbasetemp()) as formed:
-        yield formed
 
 
 @pytest.fixture(scope="session")

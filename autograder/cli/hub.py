@@ -8,7 +8,7 @@ from pathlib import Path
 from ..core.course import Course
 from ..delivery.classdir import ClassDir
 from ..engine import images
-from ..hub import deploy, swarm_queue
+from ..hub import deploy, swarm_class
 from .args import Subparsers, default, port
 
 DEFAULT_CLASS = Path("class")  # under the course checkout
@@ -31,8 +31,9 @@ def register(sub: Subparsers) -> None:
     up.add_argument("--domain", help="the name students type (default jaxcourse.localhost, on this machine): each user's "
                     "server is at <user>.NAME, an origin of its own, so *.NAME must reach this machine")  # fmt: skip
     up.add_argument("--swarm", action="store_true",
-                    help="grade across the Docker Swarm this engine manages: workers on the nodes labelled "
-                    "jaxcourse.grade=yes, Redis over TLS (README: a class on several machines)")  # fmt: skip
+                    help="run the class across the Docker Swarm this engine manages: students' servers on the nodes "
+                    "labelled jaxcourse.lab=yes, grading workers on those labelled jaxcourse.grade=yes (README: a "
+                    "class on several machines)")  # fmt: skip
     down = actions.add_parser("down", help="stop the class; its state stays in the class directory")
     for action in (up, down):
         action.add_argument("--class", dest="class_dir", type=Path,
@@ -57,5 +58,5 @@ def run(args: argparse.Namespace) -> int:
         raise deploy.HubError("--tls-cert and --tls-key go together: a certificate and its key")
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
     deployment = deploy.Deployment(classdir, checkout, args.variant, args.host, args.port, tls, args.domain)
-    deploy.up(deployment, args.roster, queue=swarm_queue.start if args.swarm else None)
+    deploy.up(deployment, args.roster, placement=swarm_class.ACROSS_THE_SWARM if args.swarm else None)
     return 0

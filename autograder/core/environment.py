@@ -36,4 +36,5 @@ MEM_LIMIT = "JAXCOURSE_MEM_LIMIT"  # each student's server's memory
 CPU_LIMIT = "JAXCOURSE_CPU_LIMIT"  # each student's server's CPU quota
 PIDS_LIMIT = "JAXCOURSE_PIDS_LIMIT"  # each student's server's processes and threads
 IDLE_TIMEOUT = "JAXCOURSE_IDLE_TIMEOUT"  # seconds before an idle server is stopped
+SWARM_HOMES = "JAXCOURSE_SWARM_HOMES"  # where each node mounts the class's homes: students' servers are Swarm services
 SCRATCH = "JAXCOURSE_SCRATCH"  # each server's home and /tmp, in memory

@@ -6,7 +6,8 @@ container running its own engine (``docker/swarm-node``): ``start_node`` runs on
 
 What this machine's kernel allows shaped the options: no ``--privileged`` (dockerd's bounding set
 lacks CAP_SYS_RESOURCE, so every capability but that one), the host's cgroup tree mounted
-writable (cgroup v1: a node's containers need cgroups of their own), and no IPVS, so services
+writable (cgroup v1: a node's containers need cgroups of their own), FUSE for the work folders'
+sshfs mount, and no IPVS, so services
 are reached by DNS round robin (``ENDPOINT_MODE``), never through a virtual IP or the routing mesh.
 """
 
@@ -59,11 +60,15 @@ class Node:
 
     def docker(self, *argv: str, stdin: Any = None, timeout: float = 300.0) -> str:
         """``docker ARGV`` against the node's own engine; SwarmError with its stderr if it fails."""
-        done = subprocess.run(["docker", "exec", "-i", self.container.id, "docker", *argv], stdin=stdin,
+        return self.run("docker", *argv, stdin=stdin, timeout=timeout)
+
+    def run(self, *argv: str, stdin: Any = None, timeout: float = 300.0) -> str:
+        """``ARGV`` run as root on the node (its stdout); SwarmError with its stderr if it fails."""
+        done = subprocess.run(["docker", "exec", "-i", self.container.id, *argv], stdin=stdin,
                               capture_output=True, text=stdin is None, timeout=timeout)  # fmt: skip
         if done.returncode != 0:
             err = done.stderr if isinstance(done.stderr, str) else done.stderr.decode(errors="replace")
-            raise SwarmError(f"node {self.name}: docker {' '.join(argv)} failed: {err.strip()[:300]}")
+            raise SwarmError(f"node {self.name}: {' '.join(argv)} failed: {err.strip()[:300]}")
         out = done.stdout if isinstance(done.stdout, str) else done.stdout.decode(errors="replace")
         return out.strip()
 
@@ -125,6 +130,7 @@ def node_options(name: str, network: str, binds: dict[str, str]) -> dict[str, An
         "cap_add": ["ALL"], "cap_drop": ["SYS_RESOURCE"], "cgroupns": "host",
         "security_opt": ["seccomp=unconfined", "apparmor=unconfined"],
         "tmpfs": {"/run": "", "/tmp": ""}, "volumes": volumes,
+        "devices": ["/dev/fuse:/dev/fuse:rwm"],  # sshfs: the class's work folders (hub/homes.py)
     }  # fmt: skip
 
 

@@ -99,15 +99,22 @@ class Deployment:
         return {LABEL: self.name, DIR_LABEL: str(self.classdir.root)}
 
 
-StartQueue = Callable[["DockerClient", Deployment, str, Say], None]  # (engine, class, grading image, say)
+@dataclass(frozen=True)
+class Placement:
+    """Where a class's parts run: on this host (``ON_THIS_HOST``), or across a swarm
+    (``hub/swarm_class.py``). ``start_queue`` starts Redis, the grading service and the workers;
+    ``prepare_hub`` starts what the hub needs besides, and returns the hub's extra environment."""
+
+    start_queue: Callable[[DockerClient, Deployment, str, Say], None]  # (engine, class, grading image, say)
+    prepare_hub: Callable[[DockerClient, Deployment, Say], dict[str, str]]
 
 
 # ---- up --------------------------------------------------------------------------------------
 
 
-def up(deployment: Deployment, roster_file: Path | None, say: Say = print, queue: StartQueue | None = None) -> None:
-    """Start (or complete) the class; what already runs is left running. ``queue`` starts Redis,
-    the grading service and the workers (default: on this host; ``swarm_queue.start``: across a swarm)."""
+def up(deployment: Deployment, roster_file: Path | None, say: Say = print, placement: Placement | None = None) -> None:
+    """Start (or complete) the class, on this host unless ``placement`` says otherwise; what
+    already runs is left running."""
     deployment.check_published()
     members = roster.read(roster_file) if roster_file is not None else None
     hub_dir = deployment.classdir.root / "hub"
@@ -120,12 +127,14 @@ def up(deployment: Deployment, roster_file: Path | None, say: Say = print, queue
         say(f"roster: {roster_file} installed; passwords for the class are in {issued}")
     student_image = images.ensure(deployment.variant, client, say)
     grading_image = images.ensure("cpu", client, say)
-    repo = _source_repo()
+    repo = source_repo()
     build_redis(client, repo, say)
     build_hub(client, repo, say)
     hub_net = _network(client, f"{deployment.name}-hub", deployment.name, internal=False)
-    (queue or _queue)(client, deployment, grading_image, say)
-    start(client, say, f"{deployment.name}-hub", wait_healthy, **hub_options(deployment, student_image, hub_net))
+    place = placement or ON_THIS_HOST
+    place.start_queue(client, deployment, grading_image, say)
+    extra = place.prepare_hub(client, deployment, say)
+    start(client, say, f"{deployment.name}-hub", wait_healthy, **hub_options(deployment, student_image, hub_net, extra))
     _rejoin(client, deployment)
     say(f"the class is up at {deployment.url}/ (state in {classdir.root}); release an assignment with "
         f"`jaxcourse release A --class {classdir.root}`")  # fmt: skip
@@ -141,6 +150,9 @@ def _queue(client: DockerClient, deployment: Deployment, image: str, say: Say) -
               **worker_options(deployment, image, queue_net, number))  # fmt: skip
 
 
+ON_THIS_HOST = Placement(_queue, lambda client, deployment, say: {})
+
+
 def _loopback(host: str) -> bool:
     try:
         return host == "localhost" or ipaddress.ip_address(host).is_loopback
@@ -148,7 +160,7 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def _source_repo() -> Path:
+def source_repo() -> Path:
     """The checkout this package runs from, whose docker/ folder holds the services' recipes."""
     here = Path(__file__).resolve().parents[2]
     return here if (here / "docker" / "hub" / "Dockerfile").is_file() else images.find_repo()
@@ -281,7 +293,8 @@ def _remove_network(network: Any, seconds: float = 30.0) -> None:
             time.sleep(1.0)
 
 
-def hub_options(deployment: Deployment, student_image: str, network: str) -> dict[str, Any]:
+def hub_options(deployment: Deployment, student_image: str, network: str,
+                extra_env: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
     root, settings = str(deployment.classdir.root), deployment.settings
     volumes = {SOCKET: {"bind": SOCKET, "mode": "rw"}, root: {"bind": root, "mode": "rw"}}
     config = deployment.checkout.root / CONFIG
@@ -302,6 +315,7 @@ def hub_options(deployment: Deployment, student_image: str, network: str) -> dic
             environment.CLASS_NAME: deployment.name, environment.SERVER_SUBNETS: settings.server_subnets,
             environment.PUBLIC_URL: deployment.url, environment.WORK_QUOTA: settings.work_quota,
             environment.QUOTA_EVERY: str(settings.quota_every), environment.SCRATCH: settings.scratch,
+            **(extra_env or {}),
         },
     }  # fmt: skip
 

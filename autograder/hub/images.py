@@ -1,8 +1,9 @@
-"""The class's two service images, built like the student image (allow-listed context, the
-offline base where no registry answers): ``jaxcourse-hub`` (JupyterHub, the proxy, DockerSpawner,
-the course's authenticator and exchange service) and ``jaxcourse-redis`` (the grading queue).
+"""The class's service images, built like the student image (allow-listed context, the offline
+base where no registry answers): ``jaxcourse-hub`` (JupyterHub, the proxy, DockerSpawner, the
+course's authenticator and exchange service), ``jaxcourse-redis`` (the grading queue) and, on a
+swarm, ``jaxcourse-homes`` (the work folders over SFTP).
 
-Both are built on every ``hub up``: Docker's layer cache makes an unchanged build take seconds,
+Each is built on every ``hub up`` that uses it: Docker's layer cache makes an unchanged build take seconds,
 and a changed package is never served stale.
 """
 
@@ -21,6 +22,8 @@ REDIS_IMAGE = "jaxcourse-redis:latest"
 HUB_FILES = ("docker/hub/Dockerfile", "docker/hub/jupyterhub_config.py", "docker/hub/package.json",
              "docker/hub/package-lock.json", "requirements/hub.lock", "pyproject.toml", "README.md")  # fmt: skip
 REDIS_FILES = ("docker/redis/Dockerfile", "docker/redis/start.sh")
+HOMES_IMAGE = "jaxcourse-homes:latest"  # a swarm's work folders over SFTP (hub/homes.py)
+HOMES_FILES = ("docker/swarm-homes/Dockerfile", "docker/swarm-homes/sshd_config", "docker/swarm-homes/start.sh")
 
 
 def _entries(repo: Path, names: tuple[str, ...], package: bool) -> dict[str, Path | bytes | None]:
@@ -38,6 +41,15 @@ def build_hub(client: DockerClient, repo: Path, say: Say = print) -> str:
 
 
 def build_redis(client: DockerClient, repo: Path, say: Say = print) -> str:
+    return _build_plain(client, repo, REDIS_IMAGE, REDIS_FILES, say)
+
+
+def build_homes(client: DockerClient, repo: Path, say: Say = print) -> str:
+    return _build_plain(client, repo, HOMES_IMAGE, HOMES_FILES, say)
+
+
+def _build_plain(client: DockerClient, repo: Path, name: str, files: tuple[str, ...], say: Say) -> str:
+    """An image of the base and ``files`` only (the first is its Dockerfile), no package."""
     base = choose_base(client, None, say)
-    context = tar_context(_entries(repo, REDIS_FILES, package=False))
-    return build_image(client, REDIS_IMAGE, context, "docker/redis/Dockerfile", {"BASE_IMAGE": base}, say)
+    context = tar_context(_entries(repo, files, package=False))
+    return build_image(client, name, context, files[0], {"BASE_IMAGE": base}, say)

@@ -7,6 +7,10 @@ still writes a default route in the server's routing table, through the gateway 
 interface holds that address, so the route leads nowhere. Each network takes a /28 from the
 class's pool (``[hub] server_subnets``), chosen among those no Docker network uses.
 
+On a swarm (``hub up --swarm``) the network is an attachable overlay instead, internal too, so
+that the server may run on any node and the hub's container still joins it; an overlay has no
+gateway on any host for the server to reach.
+
 Called from the hub's configuration (``docker/hub/jupyterhub_config.py``) before a server
 starts and after it stops.
 """
@@ -30,15 +34,16 @@ class NetworkError(JaxcourseError):
     """No subnet is left in the class's pool: the message says which setting to widen."""
 
 
-def attach(client: DockerClient, name: str, hub: str, labels: dict[str, str], pool: str, user: str) -> str:
+def attach(client: DockerClient, name: str, hub: str, labels: dict[str, str], pool: str, user: str,
+           overlay: bool = False) -> str:  # fmt: skip
     """The network ``name`` of ``user``'s server, made when missing, with the hub's container in it."""
     from docker.types import IPAMConfig, IPAMPool
 
     network = _named(client, name)
     if network is None:
         ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=free_subnet(client, pool))])
-        network = client.networks.create(name, driver="bridge", internal=True, options=INHIBIT, ipam=ipam,
-                                         labels={**labels, USER_LABEL: user})  # fmt: skip
+        kind = {"driver": "overlay", "attachable": True} if overlay else {"driver": "bridge", "options": INHIBIT}
+        network = client.networks.create(name, internal=True, ipam=ipam, labels={**labels, USER_LABEL: user}, **kind)
     network.reload()
     if not any(c.name == hub for c in network.containers):
         network.connect(hub)

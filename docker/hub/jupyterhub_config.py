@@ -10,7 +10,9 @@ environment variables (JAXCOURSE_*), so this one file serves every class. What i
   directory as their work directory (it outlives the container: culling, `hub down`, upgrades);
 - the exchange: a service on this hub that files every submission under the hub's name of the
   student who made it (autograder/delivery/exchange); students' servers reach it with their token;
-- the idle culler: servers idle for JAXCOURSE_IDLE_TIMEOUT seconds are stopped (work is kept).
+- the idle culler: servers idle for JAXCOURSE_IDLE_TIMEOUT seconds are stopped (work is kept);
+- on a Docker Swarm (`hub up --swarm`, JAXCOURSE_SWARM_HOMES set): each server a Swarm service on
+  a node labelled jaxcourse.lab=yes, its work folder that node's mount of the class's homes.
 """
 
 import os
@@ -20,7 +22,7 @@ from pathlib import Path
 import docker
 
 from autograder.core import environment
-from autograder.hub import networks, quota
+from autograder.hub import homes, networks, quota
 
 c = get_config()  # noqa: F821 (JupyterHub provides it)
 env = os.environ
@@ -34,6 +36,7 @@ COURSE_ROOT = env.get(environment.COURSE_ROOT, "")  # the instructor's checkout,
 CLASS_NAME = env.get(environment.CLASS_NAME, HUB_NAME.removesuffix("-hub"))  # labels what the class owns
 SUBNETS = env.get(environment.SERVER_SUBNETS, "10.213.0.0/16")  # each server's network takes a /28
 WORK_QUOTA = env.get(environment.WORK_QUOTA, "10g")  # each user's work folder, at most
+SWARM_HOMES = env.get(environment.SWARM_HOMES, "")  # set by `hub up --swarm`: where nodes mount the homes
 STUDENT_HOME = "/home/jovyan/work"
 EXCHANGE_PORT = 10101
 
@@ -130,7 +133,8 @@ def prepare_server(spawner):
     formgrader's Autograde, ask the class's grading service (`--sandbox service`), whose workers
     grade in their sandboxes."""
     spawner.network_name = networks.attach(docker.from_env(), network_of(spawner), HUB_NAME,
-                                           {"jaxcourse.class": CLASS_NAME}, SUBNETS, spawner.user.name)  # fmt: skip
+                                           {"jaxcourse.class": CLASS_NAME}, SUBNETS, spawner.user.name,
+                                           overlay=bool(SWARM_HOMES))  # fmt: skip
     why = quota.over(CLASS_DIR / "home" / spawner.user.name, quota.size_bytes(WORK_QUOTA))
     if why:
         raise RuntimeError(why)  # the hub shows it on the spawn page: the server does not start
@@ -140,9 +144,16 @@ def prepare_server(spawner):
     home = CLASS_DIR / "home" / spawner.user.name
     home.mkdir(parents=True, exist_ok=True)
     os.chown(home, uid, gid)
-    if not instructor:
-        return
-    spawner.extra_create_kwargs = {**spawner.extra_create_kwargs, "user": f"{uid}:{gid}"}
+    if instructor:
+        as_instructor(spawner, f"{uid}:{gid}")
+    if SWARM_HOMES:
+        on_the_swarm(spawner, instructor, f"{uid}:{gid}")
+
+
+def as_instructor(spawner, user):
+    """An instructor's server: the class and the checkout mounted, grading through the service."""
+    if not SWARM_HOMES:  # a service takes its user in its container spec (on_the_swarm)
+        spawner.extra_create_kwargs = {**spawner.extra_create_kwargs, "user": user}
     spawner.volumes = {
         **spawner.volumes,
         COURSE_ROOT: f"{STUDENT_HOME}/course",
@@ -157,7 +168,33 @@ def prepare_server(spawner):
     }
 
 
+def on_the_swarm(spawner, instructor, user):
+    """A server as a Swarm service: a student's on a node labelled jaxcourse.lab=yes, its work
+    folder that node's mount of the class's homes (autograder/hub/homes.py), so it follows the
+    student to any node and outlives a node that is lost; an instructor's on the manager, which
+    holds the class directory and the checkout it mounts. The same lockdown as a container's,
+    as far as a service can say it (no pids limit or no-new-privileges in the engine's API 1.41)."""
+    from docker.types import Healthcheck, Mount
+
+    if instructor:
+        spawner.extra_placement_spec = {"constraints": ["node.role==manager"]}
+    else:
+        spawner.volumes = {f"{SWARM_HOMES}/{{raw_username}}": STUDENT_HOME}
+        spawner.extra_placement_spec = {"constraints": [f"node.labels.{homes.LAB_LABEL}==yes"]}
+    scratch = int(quota.size_bytes(SCRATCH))
+    spawner.extra_container_spec = {
+        "mounts": spawner.mounts + [Mount("/tmp", None, type="tmpfs", tmpfs_size=scratch, tmpfs_mode=0o1777),
+                                    Mount("/home/jovyan", None, type="tmpfs", tmpfs_size=scratch, tmpfs_mode=0o1777)],
+        "read_only": True, "cap_drop": ["ALL"], "healthcheck": Healthcheck(interval=30 * 10**9),
+        **({"user": user} if instructor else {}),
+    }  # fmt: skip
+
+
 c.Spawner.pre_spawn_hook = prepare_server
+if SWARM_HOMES:
+    c.JupyterHub.spawner_class = "dockerspawner.SwarmSpawner"
+    c.SwarmSpawner.extra_endpoint_spec = {"mode": "dnsrr"}  # found by DNS: no virtual IP, so no IPVS needed
+    c.SwarmSpawner.extra_create_kwargs = {"labels": {"jaxcourse.class": CLASS_NAME}}  # `hub down` finds them
 
 
 def release_server(spawner):

@@ -1,5 +1,6 @@
 """What the network tests listen with: a TCP server on every address of this machine that
-remembers who connected, for tests that prove a container cannot reach the host."""
+remembers who connected, for tests that prove a container cannot reach the host; and what a probe
+run inside a student's server can call."""
 
 from __future__ import annotations
 
@@ -24,3 +25,24 @@ class Listener:
                 return
             self.connections.append(peer[0])
             conn.close()
+
+
+# What a probe from inside her container can call: connect(host, port), "connected" or the error's
+# name; http(url) with her server's own token, the status or the error's name.
+PROBES = """
+import json, os, socket, urllib.request, urllib.error
+def connect(host, port):
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+        return "connected"
+    except OSError as err:
+        return type(err).__name__
+def http(url):
+    req = urllib.request.Request(url, headers={"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]})
+    try:
+        return urllib.request.urlopen(req, timeout=20).status
+    except urllib.error.HTTPError as err:
+        return err.code
+    except OSError as err:
+        return type(err).__name__
+"""

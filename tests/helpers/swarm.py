@@ -56,6 +56,19 @@ def local_swarm(client: DockerClient, images: list[str], shared: Path) -> Iterat
         clear(client)
 
 
+def restore(client: DockerClient, node: swarm.Node, seconds: float = 120.0) -> None:
+    """A lost node back, as a host that reboots: its container started again, its engine (its
+    images and its swarm identity kept in its volume) rejoins by itself."""
+    import time
+
+    node.container.start()
+    deadline = time.monotonic() + seconds
+    while client.nodes.get(node.node_id).attrs["Status"]["State"] != "ready":
+        if time.monotonic() > deadline:
+            raise AssertionError(f"node {node.name} did not rejoin the swarm in {seconds:g} s")
+        time.sleep(1.0)
+
+
 def clear(client: DockerClient) -> None:
     """Leave a swarm this helper made, and remove its nodes and network."""
     from autograder.engine.containers import remove

@@ -19,7 +19,7 @@ from ..helpers.classroom import wait_for
 from ..helpers.course import ASSIGNMENT, NOTEBOOK, release_notebook
 from ..helpers.hub import subdomain
 from ..helpers.malformed import KINDS
-from ..helpers.network import Listener
+from ..helpers.network import PROBES, Listener
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 EXCHANGE = "/services/exchange/api"  # the path a raw request names (_raw gives its host)
@@ -42,27 +42,6 @@ def _in_her_server(container, code: str) -> dict:
     done = container.exec_run(["python", "-c", code], user="1000:100")
     assert done.exit_code == 0, done.output.decode()
     return json.loads(done.output.decode().strip().splitlines()[-1])
-
-
-# What a probe from inside her container can call: connect(host, port), "connected" or the error's
-# name; http(url) with her server's own token, the status or the error's name.
-PROBES = """
-import json, os, socket, urllib.request, urllib.error
-def connect(host, port):
-    try:
-        socket.create_connection((host, port), timeout=3).close()
-        return "connected"
-    except OSError as err:
-        return type(err).__name__
-def http(url):
-    req = urllib.request.Request(url, headers={"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]})
-    try:
-        return urllib.request.urlopen(req, timeout=20).status
-    except urllib.error.HTTPError as err:
-        return err.code
-    except OSError as err:
-        return type(err).__name__
-"""
 
 
 def _exchange(user, method: str, path: str, **kwargs):

@@ -1,13 +1,20 @@
-"""A class's grading spread over a Docker Swarm: Redis on the manager speaking TLS, the workers a
-Swarm service on two nodes (each a container with its own engine), each grading in sandboxes on
-its own node. One node is lost in the middle of a job; the class is still graded, every student
-once, each grade equal to the local grader's.
+"""A class across a Docker Swarm: this engine as the manager and two nodes, each a container
+running its own engine (``tests/helpers/swarm.py``), built once for this module.
+
+- ``hub up --swarm``: students' servers land on the nodes, each on an overlay network of its own
+  with the hub's container; each student submits and gets feedback, graded by workers on the
+  nodes; a server reaches the hub, the proxy and the exchange, and nothing else across nodes; a
+  node lost restarts its students' servers on the other node with their work intact.
+- The queue alone: Redis on the manager speaking TLS, two workers on two nodes; one node lost in
+  the middle of a job, and the class still graded, every student once, each grade equal to the
+  local grader's.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import ssl
 import subprocess
 import sys
@@ -17,17 +24,161 @@ import pytest
 from autograder.core import environment
 from autograder.core.course import Course
 from autograder.engine import swarm
-from autograder.hub import deploy, swarm_queue
+from autograder.hub import deploy, homes, swarm_queue
 from autograder.hub.images import build_redis
 
-from ..helpers.classroom import assert_graded_as_here, class_course, container_ip, new_class, wait_for
-from ..helpers.course import ASSIGNMENT, REPO, solved_notebook, write_submission
+from ..helpers.classroom import TEST_LIMITS, assert_graded_as_here, class_course, container_ip, new_class, wait_for
+from ..helpers.course import ASSIGNMENT, REPO, solved_notebook, total, write_submission
+from ..helpers.hub import CLASS_RULES, User, jaxcourse, put_notebook, resolve_localhost_subdomains, save_logs, submitted
+from ..helpers.net import free_port
+from ..helpers.network import PROBES, Listener
 from ..helpers.submissions import wrong_submission
+from ..helpers.swarm import local_swarm, restore
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 KINDS = [None, "ring_wrong_direction", None, "raises_at_import", None]
 STUDENTS = {f"n{i:02d}": KINDS[i % len(KINDS)] for i in range(10)}
+WRONG = wrong_submission(ASSIGNMENT, "ring_wrong_direction")
+
+
+@pytest.fixture(scope="module")
+def swarm_nodes(client, cpu_image, tmp_path_factory):
+    """The swarm, its two nodes labelled for students' servers and for grading: the course copies
+    the tests make (under pytest's temporary root) are on every node at the same path."""
+    with local_swarm(client, [cpu_image], tmp_path_factory.getbasetemp()) as formed:
+        for node in formed.nodes:
+            labels = {homes.LAB_LABEL: "yes", swarm_queue.GRADE_LABEL: "yes"}
+            client.nodes.get(node.node_id).update({"Role": "worker", "Availability": "active", "Labels": labels})
+        yield formed
+
+
+@pytest.fixture(scope="module")
+def swarm_hub(tmp_path_factory, course, swarm_nodes):
+    """`hub up --swarm` with two students and an instructor; the homes mounted on both nodes as
+    the command says; two workers; 01_collectives released."""
+    checkout = class_course(Course(course.root), TEST_LIMITS + CLASS_RULES)
+    base = tmp_path_factory.mktemp("swarmhub")
+    classdir, roster = base / "swarm", base / "roster.csv"
+    roster.write_text(
+        "username,role,password\nalice,student,alice-pw-1\nbob,student,bob-pw-1\nteach,instructor,t-pw-1\n"
+    )
+    port = free_port()
+    name = f"jaxcourse-{classdir.name}"
+    try:
+        up = jaxcourse(checkout.root, "hub", "up", "--swarm", "--class", str(classdir), "--roster", str(roster),
+                       "--port", str(port))  # fmt: skip
+        mount = shlex.split(next(line for line in up.splitlines() if "run as root: " in line).split("run as root: ")[1])
+        for node in swarm_nodes.nodes:
+            node.run(*mount)
+        jaxcourse(checkout.root, "workers", "scale", "2", "--class", str(classdir))
+        jaxcourse(checkout.root, "release", ASSIGNMENT, "--class", str(classdir))
+        resolve_localhost_subdomains()
+        url = f"http://{deploy.LOCAL_DOMAIN}:{port}"
+        users = {n: User(url, n, f"{n}-pw-1") for n in ("alice", "bob")}
+        yield {"course": checkout, "classdir": classdir, "name": name, "users": users, "up": up}
+    finally:
+        save_logs(swarm_nodes.client, name, REPO / "build" / "test-artifacts" / "swarm-hub-logs")
+        jaxcourse(checkout.root, "hub", "down", "--class", str(classdir))
+        for node in swarm_nodes.nodes:
+            node.container.reload()
+            if node.container.status == "running":  # a node a later test lost has nothing mounted
+                node.run("sh", "-c", f"umount -l {homes.mount_point(name)} || true")
+
+
+def _task_of(client, service_name):
+    """The running task of a service (a student's server), or None."""
+    for service in client.services.list(filters={"name": service_name}):
+        if service.name == service_name:
+            running = [
+                t for t in service.tasks() if t["Status"]["State"] == "running" and t["DesiredState"] == "running"
+            ]
+            return running[0] if running else None
+    return None
+
+
+def _node_of(swarm_nodes, task):
+    return next(n for n in swarm_nodes.nodes if n.node_id == task["NodeID"])
+
+
+def _in_server(swarm_nodes, task, code):
+    """``code`` run in the task's container, on its node, as the student (uid 1000); one JSON line."""
+    container = task["Status"]["ContainerStatus"]["ContainerID"]
+    out = _node_of(swarm_nodes, task).docker("exec", "-u", "1000:100", container, "python", "-c", code)
+    return json.loads(out.splitlines()[-1])
+
+
+def test_students_servers_land_on_both_nodes_and_each_gets_feedback(swarm_hub, swarm_nodes, course):
+    client, name = swarm_nodes.client, swarm_hub["name"]
+    alice, bob = swarm_hub["users"]["alice"], swarm_hub["users"]["bob"]
+    for user in (alice, bob):
+        user.ready()
+    tasks = {u.name: _task_of(client, f"{name}-lab-{u.name}") for u in (alice, bob)}
+    assert {t["NodeID"] for t in tasks.values()} == {n.node_id for n in swarm_nodes.nodes}, "one server per node"
+
+    for user, functions in ((alice, None), (bob, WRONG.functions)):
+        user.action("fetch", ASSIGNMENT)
+        put_notebook(user, solved_notebook(course, functions))
+        user.action("submit", ASSIGNMENT)
+    for user in (alice, bob):
+        wait_for(lambda u=user: submitted(u.assignments(), ASSIGNMENT)[-1]["has_exchange_feedback"], 600,
+                 f"{user.name}'s feedback")  # fmt: skip
+        user.action("fetch_feedback", ASSIGNMENT)
+    pages = {}
+    for user in (alice, bob):
+        stamp = submitted(user.assignments(), ASSIGNMENT)[-1]["timestamp"]
+        folder = swarm_hub["classdir"] / "home" / user.name / ASSIGNMENT / "feedback" / stamp
+        pages[user.name] = (folder / f"{ASSIGNMENT}.html").read_text()  # fetched on a node, kept on the manager
+    full = total(ASSIGNMENT)
+    assert f"Score: {full:g} / {full:g}" in pages["alice"]
+    assert all(reason in pages["bob"] for reason in WRONG.reasons.values())
+    assert f"Score: {full:g} / {full:g}" not in pages["bob"]
+
+
+def test_her_server_reaches_the_hub_and_nothing_else_across_nodes(swarm_hub, swarm_nodes):
+    """From alice's server on one node: the hub's API, its proxy and the exchange answer; bob's
+    server on the other node, Redis, the work folders' server and a listener on the manager do
+    not."""
+    client, name = swarm_nodes.client, swarm_hub["name"]
+    alice, bob = (_task_of(client, f"{name}-lab-{u}") for u in ("alice", "bob"))
+    assert alice["NodeID"] != bob["NodeID"]
+    bob_ip = next(a["Addresses"][0].split("/")[0] for a in bob["NetworksAttachments"]
+                  if a["Network"]["Spec"]["Name"] == f"{name}-lab-bob-net")  # fmt: skip
+    redis_ip = container_ip(client.containers.get(f"{name}-redis"), f"{name}-queue")
+    manager = client.info()["Swarm"]["NodeAddr"]
+    listener = Listener()
+    targets = {"bob": [bob_ip, 8888], "redis": [redis_ip, 6379], "redis by name": [f"{name}-redis", 6379],
+               "homes": [manager, homes.PORT], "manager": [manager, listener.port]}  # fmt: skip
+    seen = _in_server(swarm_nodes, alice, PROBES + f"""
+print(json.dumps({{"reached": {{k: connect(*v) for k, v in {targets!r}.items()}},
+                  "api": http("http://{name}-hub:8081/hub/api/"), "proxy": http("http://{name}-hub:8000/hub/api/"),
+                  "exchange": http(os.environ["JAXCOURSE_EXCHANGE_URL"].rstrip("/") + "/api/assignments")}}))
+""")  # fmt: skip
+    assert (seen["api"], seen["proxy"], seen["exchange"]) == (200, 200, 200), seen
+    assert all(result != "connected" for result in seen["reached"].values()), seen
+    assert listener.connections == []
+
+
+def test_a_lost_node_restarts_its_students_elsewhere_with_their_work(swarm_hub, swarm_nodes):
+    client, name = swarm_nodes.client, swarm_hub["name"]
+    alice = swarm_hub["users"]["alice"]
+    written = alice.server("PUT", "api/contents/notes.txt", json={"type": "file", "format": "text", "content": "ring"})
+    assert written.status_code in (200, 201), written.text
+    lost = _node_of(swarm_nodes, _task_of(client, f"{name}-lab-alice"))
+    swarm.lose_node(lost)
+    try:
+        moved = wait_for(lambda: (t := _task_of(client, f"{name}-lab-alice")) and t["NodeID"] != lost.node_id and t,
+                         300, "alice's server running on the other node")  # fmt: skip
+        assert moved
+        wait_for(lambda: alice.server("GET", "api/contents/notes.txt", timeout=10).status_code == 200, 180,
+                 "alice's server answering again")  # fmt: skip
+        back = alice.server("GET", "api/contents/notes.txt").json()
+        assert back["content"] == "ring"
+        nb = alice.server("GET", f"api/contents/{ASSIGNMENT}/{ASSIGNMENT}.ipynb").json()
+        assert nb["type"] == "notebook" and nb["content"]["cells"], "her assignment, as she left it"
+        assert (swarm_hub["classdir"] / "home" / "alice" / "notes.txt").read_text() == "ring"
+    finally:
+        restore(client, lost)
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +194,6 @@ def swarm_class(tmp_path_factory, course, swarm_nodes, cpu_image):
         sub = wrong_submission(ASSIGNMENT, wrong) if wrong else None
         write_submission(submitted, student,
                          solved_notebook(course, sub.functions if sub else None, sub.extra_cell if sub else None))  # fmt: skip
-    for node in swarm_nodes.nodes:
-        client.nodes.get(node.node_id).update({"Role": "worker", "Availability": "active",
-                                               "Labels": {swarm_queue.GRADE_LABEL: "yes"}})  # fmt: skip
     said = []
     swarm_queue.start(client, deployment, cpu_image, said.append)  # `hub up --swarm`'s queue
     try:
@@ -159,5 +307,7 @@ def test_the_broker_password_reaches_workers_as_a_secret_never_in_the_service_sp
     key = swarm_class["deployment"].classdir.secret("queue_key")
     spec = json.dumps(service.attrs["Spec"])
     assert password not in spec and key not in spec
-    targets = {s["File"]["Name"] for s in service.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]["Secrets"]}
-    assert targets == set(swarm_queue.SECRETS)
+    container = service.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]
+    assert {s["File"]["Name"] for s in container["Secrets"]} == set(swarm_queue.SECRETS)
+    # The image's probe is JupyterLab's, which a worker does not run: Swarm would kill it as unhealthy.
+    assert container["Healthcheck"]["Test"] == ["NONE"]

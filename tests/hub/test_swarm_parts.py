@@ -1,0 +1,92 @@
+"""The swarm's parts that need no engine: the queue's certificate, the work folders' keys and the
+command a node mounts them with, a rediss:// broker without its CA."""
+
+from __future__ import annotations
+
+import shlex
+import stat
+
+import pytest
+
+from autograder.core import environment
+from autograder.engine import swarm
+from autograder.hub import homes, queue_tls
+from autograder.queue.app import BrokerError, make_app
+
+
+def test_the_queue_ca_signs_redis_and_keeps_no_key_to_sign_more(tmp_path):
+    from cryptography import x509
+
+    made = queue_tls.issue(tmp_path, "jaxcourse-x-redis")
+    ca, cert = (x509.load_pem_x509_certificate(p.read_bytes()) for p in (made.ca, made.cert))
+    cert.verify_directly_issued_by(ca)
+    assert cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(
+        x509.DNSName
+    ) == ["jaxcourse-x-redis"]
+    assert not cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+    assert sorted(p.name for p in made.folder.iterdir()) == ["ca.pem", "redis-key.pem", "redis.pem"]
+    assert stat.S_IMODE(made.key.stat().st_mode) == 0o600 and stat.S_IMODE(made.folder.stat().st_mode) == 0o700
+    again = queue_tls.issue(tmp_path, "jaxcourse-x-redis")
+    assert again.cert.read_bytes() == made.cert.read_bytes()  # made once: Redis keeps its certificate
+
+
+def test_the_homes_keys_are_made_once_and_known_hosts_follows_the_address(tmp_path):
+    first = homes.keys(tmp_path, "10.0.0.5")
+    node_key = first.node_key.read_bytes()
+    assert node_key.startswith(b"-----BEGIN OPENSSH PRIVATE KEY-----")
+    assert stat.S_IMODE(first.node_key.stat().st_mode) == 0o600
+    host_public = (first.folder / "host_key.pub").read_text().split()[:2]
+    assert host_public[0] == "ssh-ed25519"
+    assert first.known_hosts.read_text().split()[:3] == ["[10.0.0.5]:2222", *host_public]
+    moved = homes.keys(tmp_path, "10.0.0.9")
+    assert moved.node_key.read_bytes() == node_key
+    assert moved.known_hosts.read_text().startswith("[10.0.0.9]:2222 ssh-ed25519 ")
+
+
+def test_a_node_mounts_the_homes_checking_the_server_with_the_class_key(tmp_path):
+    made = homes.keys(tmp_path / "secrets dir", "10.0.0.5")
+    argv = homes.mount_command("jaxcourse-c", "10.0.0.5", made)
+    assert argv[:2] == ["sh", "-c"]
+    words = shlex.split(argv[2])
+    assert words[:3] == ["mkdir", "-p", "/var/lib/jaxcourse-homes/jaxcourse-c"]
+    sshfs = words[words.index("sshfs") :]
+    options = dict(o.partition("=")[::2] for o in sshfs[2].split(","))
+    assert options["IdentityFile"] == str(made.node_key)  # a path with a space survives the shell
+    assert options["StrictHostKeyChecking"] == "yes" and options["UserKnownHostsFile"] == str(made.known_hosts)
+    assert sshfs[3:] == ["jovyan@10.0.0.5:/home", "/var/lib/jaxcourse-homes/jaxcourse-c"]
+
+
+def test_a_rediss_broker_without_the_class_ca_is_refused_in_one_line(monkeypatch, tmp_path):
+    monkeypatch.delenv(environment.BROKER_CA, raising=False)
+    with pytest.raises(BrokerError, match=r"^a rediss:// broker needs the class's queue CA: set \$JAXCOURSE_BROKER_CA"):
+        make_app("rediss://:pw@redis:6379/0", 60.0)
+    monkeypatch.setenv(environment.BROKER_CA, str(tmp_path / "missing.pem"))
+    with pytest.raises(BrokerError, match=r"secrets/queue-tls/ca\.pem"):
+        make_app("rediss://:pw@redis:6379/0", 60.0)
+    made = queue_tls.issue(tmp_path, "r")
+    monkeypatch.setenv(environment.BROKER_CA, str(made.ca))
+    app = make_app("rediss://:pw@redis:6379/0", 60.0)
+    assert app.conf.broker_use_ssl["ssl_ca_certs"] == str(made.ca)
+    assert app.conf.broker_use_ssl["ssl_cert_reqs"] == 2  # ssl.CERT_REQUIRED
+    assert not make_app("redis://:pw@redis:6379/0", 60.0).conf.broker_use_ssl  # one host: as before
+
+
+@pytest.mark.parametrize(("config", "expected"), [("CONFIG_INET_ESP=y\n", True), ("CONFIG_INET_ESP=m\n", True),
+                                                  ("# CONFIG_INET_ESP is not set\n", False)])  # fmt: skip
+def test_an_encrypted_overlay_is_asked_for_only_where_the_kernel_has_esp(monkeypatch, tmp_path, config, expected):
+    import builtins
+    import gzip
+
+    boot = tmp_path / "config"
+    boot.write_text("CONFIG_VXLAN=y\n" + config)
+    real_open = builtins.open
+
+    def fake_open(path, *args, **kwargs):
+        return real_open(boot if str(path).startswith("/boot/config-") else path, *args, **kwargs)
+
+    def no_proc(path, *args, **kwargs):
+        raise FileNotFoundError(path)
+
+    monkeypatch.setattr(gzip, "open", no_proc)
+    monkeypatch.setattr(builtins, "open", fake_open)
+    assert swarm.esp_available() is expected
