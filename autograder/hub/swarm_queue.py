@@ -146,24 +146,29 @@ def start(client: DockerClient, deployment: deploy.Deployment, image: str, say: 
 
 def rescale(client: DockerClient, deployment: deploy.Deployment, replicas: int) -> Service:
     """``jaxcourse workers scale``: the running class's workers, now ``replicas`` of them."""
-    name = f"{deployment.name}-workers"
     if not client.info()["Swarm"].get("ControlAvailable"):
         raise deploy.HubError("this engine is not a swarm manager: run `jaxcourse workers scale` on the manager")
-    found = [s for s in client.services.list(filters={"name": name}) if s.name == name]
-    if not found:
+    name = f"{deployment.name}-workers"
+    service = _service(client, name)
+    if service is None:
         raise deploy.HubError(f"no workers' service {name}: start the class with `jaxcourse hub up --swarm` first")
-    found[0].scale(replicas)
-    return found[0]
+    service.scale(replicas)
+    return service
 
 
 def scale(client: DockerClient, deployment: deploy.Deployment, image: str, network: str, replicas: int,
           sandbox_image: str | None = None) -> Service:  # fmt: skip
     """The workers' service with ``replicas`` tasks: made the first time, then only scaled."""
-    name = f"{deployment.name}-workers"
-    found = [s for s in client.services.list(filters={"name": name}) if s.name == name]
-    if found:
-        found[0].scale(replicas)
-        return found[0]
-    service: Service = client.services.create(**worker_service(client, deployment, image, network, replicas,
-                                                               sandbox_image))  # fmt: skip
-    return service
+    service = _service(client, f"{deployment.name}-workers")
+    if service is not None:
+        service.scale(replicas)
+        return service
+    created: Service = client.services.create(
+        **worker_service(client, deployment, image, network, replicas, sandbox_image)
+    )
+    return created
+
+
+def _service(client: DockerClient, name: str) -> Service | None:
+    """The service called exactly ``name`` (Docker's filter also matches names that contain it)."""
+    return next((s for s in client.services.list(filters={"name": name}) if s.name == name), None)

@@ -90,3 +90,21 @@ def test_an_encrypted_overlay_is_asked_for_only_where_the_kernel_has_esp(monkeyp
     monkeypatch.setattr(gzip, "open", no_proc)
     monkeypatch.setattr(builtins, "open", fake_open)
     assert swarm.esp_available() is expected
+
+
+class _NotAManager:
+    """An engine outside any swarm, as `docker info` describes it."""
+
+    def info(self):
+        return {"Swarm": {"LocalNodeState": "inactive", "ControlAvailable": False}}
+
+
+def test_a_swarm_class_on_an_engine_outside_a_swarm_says_what_to_run():
+    from autograder.hub import deploy, swarm_queue
+
+    with pytest.raises(
+        deploy.HubError, match=r"^--swarm needs this engine to be a swarm manager: run `docker swarm init"
+    ):
+        swarm_queue.start(_NotAManager(), None, "jaxcourse:cpu", print)
+    with pytest.raises(deploy.HubError, match=r"^this engine is not a swarm manager: run `jaxcourse workers scale` on"):
+        swarm_queue.rescale(_NotAManager(), None, 2)
