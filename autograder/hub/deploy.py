@@ -22,7 +22,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,7 @@ SOCKET = "/var/run/docker.sock"
 # it takes the cookie JupyterHub shares with its users' subdomains (a bare "localhost" would not).
 LOCAL_DOMAIN = "jaxcourse.localhost"
 READY_S = 180.0
-LABEL = "jaxcourse.class"  # value: the class's name, on every container and network it owns
+LABEL = "jaxcourse.class"  # value: the class's name, on every container, network and volume it owns
 DIR_LABEL = "jaxcourse.class-dir"  # value: the class directory a container serves
 
 
@@ -100,13 +100,28 @@ class Deployment:
 
 
 @dataclass(frozen=True)
+class ClassImages:
+    """The images a class runs, as this host's engine names them, and where other hosts' engines
+    run them, the name each pulls them by (none on one host)."""
+
+    student: str
+    grading: str
+    on_nodes: dict[str, str] = field(default_factory=dict)
+
+    def for_nodes(self, image: str) -> str:
+        return self.on_nodes.get(image, image)
+
+
+@dataclass(frozen=True)
 class Placement:
     """Where a class's parts run: on this host (``ON_THIS_HOST``), or across a swarm
-    (``hub/swarm_class.py``). ``start_queue`` starts Redis, the grading service and the workers;
+    (``hub/swarm_class.py``). ``publish`` makes the images reachable where they run (their names
+    there, by name here); ``start_queue`` starts Redis, the grading service and the workers;
     ``prepare_hub`` starts what the hub needs besides, and returns the hub's extra environment."""
 
-    start_queue: Callable[[DockerClient, Deployment, str, Say], None]  # (engine, class, grading image, say)
-    prepare_hub: Callable[[DockerClient, Deployment, Say], dict[str, str]]
+    publish: Callable[[DockerClient, Deployment, list[str], Say], dict[str, str]]
+    start_queue: Callable[[DockerClient, Deployment, ClassImages, Say], None]
+    prepare_hub: Callable[[DockerClient, Deployment, ClassImages, Say], dict[str, str]]
 
 
 # ---- up --------------------------------------------------------------------------------------
@@ -132,16 +147,19 @@ def up(deployment: Deployment, roster_file: Path | None, say: Say = print, place
     build_hub(client, repo, say)
     hub_net = _network(client, f"{deployment.name}-hub", deployment.name, internal=False)
     place = placement or ON_THIS_HOST
-    place.start_queue(client, deployment, grading_image, say)
-    extra = place.prepare_hub(client, deployment, say)
+    on_nodes = place.publish(client, deployment, sorted({student_image, grading_image}), say)
+    class_images = ClassImages(student_image, grading_image, on_nodes)
+    place.start_queue(client, deployment, class_images, say)
+    extra = place.prepare_hub(client, deployment, class_images, say)
     start(client, say, f"{deployment.name}-hub", wait_healthy, **hub_options(deployment, student_image, hub_net, extra))
     _rejoin(client, deployment)
     say(f"the class is up at {deployment.url}/ (state in {classdir.root}); release an assignment with "
         f"`jaxcourse release A --class {classdir.root}`")  # fmt: skip
 
 
-def _queue(client: DockerClient, deployment: Deployment, image: str, say: Say) -> None:
+def _queue(client: DockerClient, deployment: Deployment, class_images: ClassImages, say: Say) -> None:
     """Redis, the grading service and the workers, on this host's internal queue network."""
+    image = class_images.grading
     queue_net = _network(client, f"{deployment.name}-queue", deployment.name, internal=True)
     start(client, say, f"{deployment.name}-redis", wait_healthy, **redis_options(deployment, queue_net))
     start(client, say, f"{deployment.name}-grading", None, **grading_options(deployment, image, queue_net))
@@ -150,7 +168,8 @@ def _queue(client: DockerClient, deployment: Deployment, image: str, say: Say) -
               **worker_options(deployment, image, queue_net, number))  # fmt: skip
 
 
-ON_THIS_HOST = Placement(_queue, lambda client, deployment, say: {})
+ON_THIS_HOST = Placement(lambda client, deployment, images, say: {}, _queue,
+                         lambda client, deployment, images, say: {})  # fmt: skip
 
 
 def _loopback(host: str) -> bool:
@@ -212,13 +231,13 @@ def wait_healthy(container: Container) -> None:
         raise HubError(str(err)) from None
 
 
-def _owner(deployment: Deployment) -> dict[str, Any]:
+def owner(deployment: Deployment) -> dict[str, Any]:
     """Containers that write class state run as the user who owns the class directory."""
     stat = deployment.classdir.root.stat()
     return {"user": f"{stat.st_uid}:{stat.st_gid}", "labels": deployment.labels}
 
 
-def _locked_down() -> dict[str, Any]:
+def locked_down() -> dict[str, Any]:
     return {"cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "read_only": True,
             "tmpfs": {"/tmp": "size=512m,mode=1777"}}  # fmt: skip
 
@@ -226,7 +245,7 @@ def _locked_down() -> dict[str, Any]:
 def redis_options(deployment: Deployment, network: str) -> dict[str, Any]:
     data = deployment.classdir.root / "redis"
     return {"image": REDIS_IMAGE, "network": network, "environment": {"REDIS_PASSWORD": deployment.classdir.secret("redis_password")},
-            "volumes": {str(data): {"bind": "/data", "mode": "rw"}}, **_owner(deployment), **_locked_down()}  # fmt: skip
+            "volumes": {str(data): {"bind": "/data", "mode": "rw"}}, **owner(deployment), **locked_down()}  # fmt: skip
 
 
 def _python_service(deployment: Deployment, image: str, network: str, argv: list[str]) -> dict[str, Any]:
@@ -236,7 +255,7 @@ def _python_service(deployment: Deployment, image: str, network: str, argv: list
         "environment": {"HOME": "/tmp", environment.ROOT: checkout, environment.CLASS_DIR: str(deployment.classdir.root),
                         environment.BROKER: deployment.broker(), environment.QUEUE_KEY: deployment.classdir.secret("queue_key"),
                         "PYTHONUNBUFFERED": "1"},
-        "volumes": {checkout: {"bind": checkout, "mode": "ro"}}, **_owner(deployment), **_locked_down(),
+        "volumes": {checkout: {"bind": checkout, "mode": "ro"}}, **owner(deployment), **locked_down(),
         "healthcheck": {"test": ["NONE"]},  # the image's probe is for JupyterLab, which these do not run
     }  # fmt: skip
 
@@ -310,7 +329,8 @@ def hub_options(deployment: Deployment, student_image: str, network: str,
             environment.CLASS_DIR: root, environment.HUB_NAME: f"{deployment.name}-hub",
             environment.NETWORK: network, environment.IMAGE: student_image,
             environment.PREFIX: f"{deployment.name}-lab", environment.COURSE_ROOT: str(deployment.checkout.root),
-            environment.MEM_LIMIT: settings.memory, environment.CPU_LIMIT: str(settings.cpus),
+            environment.MEM_LIMIT: settings.memory,
+            environment.MEM_RESERVED: settings.memory_reserved, environment.CPU_LIMIT: str(settings.cpus),
             environment.PIDS_LIMIT: str(settings.pids), environment.IDLE_TIMEOUT: str(settings.idle_timeout),
             environment.CLASS_NAME: deployment.name, environment.SERVER_SUBNETS: settings.server_subnets,
             environment.PUBLIC_URL: deployment.url, environment.WORK_QUOTA: settings.work_quota,
@@ -324,8 +344,9 @@ def hub_options(deployment: Deployment, student_image: str, network: str,
 
 
 def down(deployment: Deployment, say: Say = print) -> int:
-    """Stop and remove the class's containers (students' servers too) and networks; the class
-    directory keeps all state. Returns how many containers were removed."""
+    """Stop and remove the class's containers (students' servers too), networks and volumes (a
+    swarm's image registry: the images are this host's, pushed again by the next ``up``); the
+    class directory keeps all state. Returns how many containers were removed."""
     from ..engine.containers import remove
 
     client = images.connect()
@@ -341,6 +362,8 @@ def down(deployment: Deployment, say: Say = print) -> int:
             owned.remove()
     for network in client.networks.list(filters=mine_only):
         _remove_network(network)
+    for volume in client.volumes.list(filters=mine_only):
+        volume.remove(force=True)
     say(
         f"the class {deployment.name} is down: {len(mine)} containers removed; its state stays in {deployment.classdir.root}"
     )

@@ -1,7 +1,8 @@
 """The class's service images, built like the student image (allow-listed context, the offline
 base where no registry answers): ``jaxcourse-hub`` (JupyterHub, the proxy, DockerSpawner, the
 course's authenticator and exchange service), ``jaxcourse-redis`` (the grading queue) and, on a
-swarm, ``jaxcourse-homes`` (the work folders over SFTP).
+swarm, ``jaxcourse-homes`` (the work folders over SFTP) and ``jaxcourse-registry`` (the course
+images for the nodes).
 
 Each is built on every ``hub up`` that uses it: Docker's layer cache makes an unchanged build take seconds,
 and a changed package is never served stale.
@@ -24,6 +25,12 @@ HUB_FILES = ("docker/hub/Dockerfile", "docker/hub/jupyterhub_config.py", "docker
 REDIS_FILES = ("docker/redis/Dockerfile", "docker/redis/start.sh")
 HOMES_IMAGE = "jaxcourse-homes:latest"  # a swarm's work folders over SFTP (hub/homes.py)
 HOMES_FILES = ("docker/swarm-homes/Dockerfile", "docker/swarm-homes/sshd_config", "docker/swarm-homes/start.sh")
+REGISTRY_IMAGE = "jaxcourse-registry:latest"  # a swarm's course images, for its nodes (hub/registry.py)
+REGISTRY_FILES = (
+    "docker/swarm-registry/Dockerfile",
+    "docker/swarm-registry/push.yml",
+    "docker/swarm-registry/serve.yml",
+)
 
 
 def _entries(repo: Path, names: tuple[str, ...], package: bool) -> dict[str, Path | bytes | None]:
@@ -46,6 +53,10 @@ def build_redis(client: DockerClient, repo: Path, say: Say = print) -> str:
 
 def build_homes(client: DockerClient, repo: Path, say: Say = print) -> str:
     return _build_plain(client, repo, HOMES_IMAGE, HOMES_FILES, say)
+
+
+def build_registry(client: DockerClient, repo: Path, say: Say = print) -> str:
+    return _build_plain(client, repo, REGISTRY_IMAGE, REGISTRY_FILES, say)
 
 
 def _build_plain(client: DockerClient, repo: Path, name: str, files: tuple[str, ...], say: Say) -> str:

@@ -19,6 +19,10 @@ class SettingsError(JaxcourseError):
 @dataclass(frozen=True)
 class HubSettings:
     memory: str = "4g"  # each student's server; swap is set equal
+    # Across a swarm, memory each student's server holds its node to: Swarm places a server only on
+    # a node whose reservations leave this much, so a full node is passed over. An idle server's
+    # share (140 MiB measured, benchmarks/class_hub.py); more if students compute at once.
+    memory_reserved: str = "160m"
     cpus: float = 2.0  # each student's server
     pids: int = 2048  # each student's server
     idle_timeout: int = 3600  # seconds before an idle server is stopped (its work is kept)
@@ -39,7 +43,7 @@ def _subnet(value: object) -> bool:
 
 
 RULES = {
-    "memory": config.size("4g"), "cpus": config.POSITIVE, "pids": config.whole(1), "idle_timeout": config.whole(1),
+    "memory": config.size("4g"), "memory_reserved": config.size("160m"), "cpus": config.POSITIVE, "pids": config.whole(1), "idle_timeout": config.whole(1),
     "workers": config.whole(1), "hub_memory": config.size("4g"),
     "server_subnets": config.Rule(_subnet, 'an IPv4 network such as "10.213.0.0/16", /28 or wider'),
     "work_quota": config.size("4g"), "quota_every": config.POSITIVE, "scratch": config.size("4g"),

@@ -1,5 +1,5 @@
 """``hub up --swarm``: the class across the Docker Swarm this engine manages. The hub, Redis, the
-grading service and the work folders' server stay on the manager; students' servers are Swarm
+grading service, the work folders' server and the image registry stay on the manager; students' servers are Swarm
 services on the nodes labelled ``jaxcourse.lab=yes`` (``docker/hub/jupyterhub_config.py``), with
 their work folders over sshfs (``homes.py``); grading workers on those labelled
 ``jaxcourse.grade=yes`` (``swarm_queue.py``)."""
@@ -10,24 +10,32 @@ import shlex
 from typing import TYPE_CHECKING
 
 from ..core import environment
-from . import deploy, homes, swarm_queue
+from . import deploy, homes, registry, swarm_queue
 from .images import build_homes
 
 if TYPE_CHECKING:
     from docker.client import DockerClient
 
 
-def prepare_hub(client: DockerClient, deployment: deploy.Deployment, say: deploy.Say) -> dict[str, str]:
+def publish(client: DockerClient, deployment: deploy.Deployment, images: list[str], say: deploy.Say) -> dict[str, str]:
+    """The images in the class's registry on this manager, which the nodes pull from."""
+    return registry.publish(client, deployment, images, swarm_queue.manager_address(client), say)
+
+
+def prepare_hub(client: DockerClient, deployment: deploy.Deployment, images: deploy.ClassImages,
+                say: deploy.Say) -> dict[str, str]:  # fmt: skip
     """The work folders' SFTP server on the manager's swarm address; what a node runs to mount
-    them; and the hub's environment that makes students' servers Swarm services."""
-    address = client.info()["Swarm"]["NodeAddr"]
+    them; and the hub's environment that makes students' servers Swarm services, running the
+    student image by the name the nodes pull it by."""
+    address = swarm_queue.manager_address(client)
     made = homes.keys(deployment.classdir.root / "secrets", address)
     build_homes(client, deploy.source_repo(), say)
     options = homes.server_options(deployment.classdir.root / "home", made, address, homes.PORT, deployment.labels)
     deploy.start(client, say, f"{deployment.name}-homes", None, **options)
     say(f"on each node labelled {homes.LAB_LABEL}=yes, with {made.folder} copied to the same path, run as root: "
         f"{shlex.join(homes.mount_command(deployment.name, address, made))}")  # fmt: skip
-    return {environment.SWARM_HOMES: homes.mount_point(deployment.name)}
+    return {environment.SWARM_HOMES: homes.mount_point(deployment.name),
+            environment.NODE_IMAGE: images.for_nodes(images.student)}  # fmt: skip
 
 
-ACROSS_THE_SWARM = deploy.Placement(swarm_queue.start, prepare_hub)
+ACROSS_THE_SWARM = deploy.Placement(publish, swarm_queue.start, prepare_hub)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import environment
 from ..engine import swarm
 from . import deploy
-from .queue_tls import QueueTLS, issue
+from .class_tls import ServerTLS, issue
 
 if TYPE_CHECKING:
     from docker.client import DockerClient
@@ -32,8 +32,8 @@ TLS_MOUNT = "/etc/jaxcourse/queue-tls"
 SECRETS = ("broker", "queue_key", "queue_ca")  # what a worker reads from /run/secrets
 
 
-def tls(deployment: deploy.Deployment) -> QueueTLS:
-    return issue(deployment.classdir.root / "secrets", f"{deployment.name}-redis")
+def tls(deployment: deploy.Deployment) -> ServerTLS:
+    return issue(deployment.classdir.root / "secrets" / "queue-tls", "redis", f"{deployment.name}-redis")
 
 
 def broker(deployment: deploy.Deployment) -> str:
@@ -127,20 +127,31 @@ def worker_service(client: DockerClient, deployment: deploy.Deployment, image: s
     }  # fmt: skip
 
 
-def start(client: DockerClient, deployment: deploy.Deployment, image: str, say: deploy.Say) -> None:
-    """``hub up --swarm``'s queue: Redis and the grading service on this manager, the workers on
-    the grading nodes."""
-    if not client.info()["Swarm"].get("ControlAvailable"):
+def manager_address(client: DockerClient) -> str:
+    """This engine's address in the swarm it manages; a ``HubError`` that says what to run where
+    it manages none."""
+    info = client.info()["Swarm"]
+    if not info.get("ControlAvailable"):
         raise deploy.HubError("--swarm needs this engine to be a swarm manager: run `docker swarm init "
                               "--advertise-addr ADDRESS` here first (README: a class on several machines)")  # fmt: skip
+    address: str = info["NodeAddr"]
+    return address
+
+
+def start(client: DockerClient, deployment: deploy.Deployment, images: deploy.ClassImages, say: deploy.Say) -> None:
+    """``hub up --swarm``'s queue: Redis and the grading service on this manager, the workers on
+    the grading nodes, running the grading image by the name the nodes pull it by."""
+    manager_address(client)
     encrypted = swarm.esp_available()
     if not encrypted:
         say("the queue network is not encrypted: this kernel has no IPsec ESP (CONFIG_INET_ESP); the queue's own "
             "TLS still protects it")  # fmt: skip
     network = queue_network(client, deployment, encrypted)
     deploy.start(client, say, f"{deployment.name}-redis", deploy.wait_healthy, **redis_options(deployment, network))
-    deploy.start(client, say, f"{deployment.name}-grading", None, **recorder_options(deployment, image, network))
-    service = scale(client, deployment, image, network, deployment.settings.workers)
+    deploy.start(client, say, f"{deployment.name}-grading", None,
+                 **recorder_options(deployment, images.grading, network))  # fmt: skip
+    on_nodes = images.for_nodes(images.grading)
+    service = scale(client, deployment, on_nodes, network, deployment.settings.workers, sandbox_image=on_nodes)
     say(f"{service.name}: {deployment.settings.workers} workers on the nodes labelled {GRADE_LABEL}=yes")
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import docker
 
 from autograder.core import environment
-from autograder.hub import homes, networks, quota
+from autograder.hub import homes, networks, quota, swarm_tasks
 
 c = get_config()  # noqa: F821 (JupyterHub provides it)
 env = os.environ
@@ -37,6 +37,7 @@ CLASS_NAME = env.get(environment.CLASS_NAME, HUB_NAME.removesuffix("-hub"))  # l
 SUBNETS = env.get(environment.SERVER_SUBNETS, "10.213.0.0/16")  # each server's network takes a /28
 WORK_QUOTA = env.get(environment.WORK_QUOTA, "10g")  # each user's work folder, at most
 SWARM_HOMES = env.get(environment.SWARM_HOMES, "")  # set by `hub up --swarm`: where nodes mount the homes
+NODE_IMAGE = env.get(environment.NODE_IMAGE, IMAGE)  # ... and the student image as nodes pull it
 STUDENT_HOME = "/home/jovyan/work"
 EXCHANGE_PORT = 10101
 
@@ -179,6 +180,7 @@ def on_the_swarm(spawner, instructor, user):
     if instructor:
         spawner.extra_placement_spec = {"constraints": ["node.role==manager"]}
     else:
+        spawner.image = NODE_IMAGE  # from the class's registry, by digest
         spawner.volumes = {f"{SWARM_HOMES}/{{raw_username}}": STUDENT_HOME}
         spawner.extra_placement_spec = {"constraints": [f"node.labels.{homes.LAB_LABEL}==yes"]}
     scratch = int(quota.size_bytes(SCRATCH))
@@ -192,9 +194,33 @@ def on_the_swarm(spawner, instructor, user):
 
 c.Spawner.pre_spawn_hook = prepare_server
 if SWARM_HOMES:
-    c.JupyterHub.spawner_class = "dockerspawner.SwarmSpawner"
-    c.SwarmSpawner.extra_endpoint_spec = {"mode": "dnsrr"}  # found by DNS: no virtual IP, so no IPVS needed
-    c.SwarmSpawner.extra_create_kwargs = {"labels": {"jaxcourse.class": CLASS_NAME}}  # `hub down` finds them
+    from dockerspawner import SwarmSpawner
+
+    class ClassSwarmSpawner(SwarmSpawner):
+        """A server is its service's newest task wanted running (after a node is lost, the old
+        one still reads running until the manager writes it off), else its newest task; alive
+        in every state up to running (autograder/hub/swarm_tasks.py)."""
+
+        async def poll(self):
+            task = await self.get_task()
+            return 0 if task is None else swarm_tasks.exit_status(task)
+
+        async def get_task(self):
+            if await self.get_object() is None:
+                return None
+            try:
+                wanted = await self.docker("tasks", filters={"service": self.service_name, "desired-state": "running"})
+                return swarm_tasks.current_task(
+                    wanted or await self.docker("tasks", filters={"service": self.service_name})
+                )
+            except docker.errors.NotFound:  # the service went meanwhile
+                return None
+
+    c.JupyterHub.spawner_class = ClassSwarmSpawner
+    # Swarm places by reservations: a node whose servers' reservations leave too little is passed over.
+    c.ClassSwarmSpawner.mem_guarantee = env.get(environment.MEM_RESERVED, "160m").upper()
+    c.ClassSwarmSpawner.extra_endpoint_spec = {"mode": "dnsrr"}  # found by DNS: no virtual IP, so no IPVS needed
+    c.ClassSwarmSpawner.extra_create_kwargs = {"labels": {"jaxcourse.class": CLASS_NAME}}  # `hub down` finds them
 
 
 def release_server(spawner):

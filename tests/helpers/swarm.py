@@ -1,13 +1,12 @@
 """The test swarm: this machine's engine as the manager and two nodes, each a container running
-its own engine (``engine/swarm.py``), the course image loaded on each, on a bridge network of the
-test's own. Built once per session and shared; everything it made is removed after, and what a
+its own engine (``engine/swarm.py``), on a bridge network of the test's own; the nodes' images
+come from the class's registry, or are loaded by a test. Built once per session and shared; everything it made is removed after, and what a
 killed session left is cleared first."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,9 +31,9 @@ class LocalSwarm:
 
 
 @contextlib.contextmanager
-def local_swarm(client: DockerClient, images: list[str], shared: Path) -> Iterator[LocalSwarm]:
-    """The swarm, with ``images`` on every node and ``shared`` (a host folder) on every node at
-    the same path, read-only: the course checkouts the tests make live there."""
+def local_swarm(client: DockerClient, shared: Path) -> Iterator[LocalSwarm]:
+    """The swarm, with ``shared`` (a host folder) on every node at the same path, read-only: the
+    course checkouts the tests make live there."""
     clear(client)
     if client.info()["Swarm"].get("LocalNodeState") == "active":
         raise RuntimeError("this Docker engine is already in a swarm the tests did not make: "
@@ -49,8 +48,6 @@ def local_swarm(client: DockerClient, images: list[str], shared: Path) -> Iterat
     try:
         for name in NODES:
             nodes.append(swarm.start_node(client, name, NETWORK, join, {str(shared): "ro"}))
-        with ThreadPoolExecutor(len(nodes) * len(images)) as pool:
-            list(pool.map(lambda job: swarm.load_image(*job), [(n, i) for n in nodes for i in images]))
         yield LocalSwarm(client, NETWORK, tuple(nodes))
     finally:
         clear(client)

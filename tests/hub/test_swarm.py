@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import ssl
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from autograder.core import environment
 from autograder.core.course import Course
 from autograder.engine import swarm
-from autograder.hub import deploy, homes, swarm_queue
+from autograder.hub import deploy, homes, registry, swarm_queue, swarm_tasks
 from autograder.hub.images import build_redis
 
 from ..helpers.classroom import TEST_LIMITS, assert_graded_as_here, class_course, container_ip, new_class, wait_for
@@ -40,13 +42,14 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 KINDS = [None, "ring_wrong_direction", None, "raises_at_import", None]
 STUDENTS = {f"n{i:02d}": KINDS[i % len(KINDS)] for i in range(10)}
 WRONG = wrong_submission(ASSIGNMENT, "ring_wrong_direction")
+RESERVED = "300m"  # each server's memory reservation on its node ([hub] memory_reserved)
 
 
 @pytest.fixture(scope="module")
 def swarm_nodes(client, cpu_image, tmp_path_factory):
     """The swarm, its two nodes labelled for students' servers and for grading: the course copies
     the tests make (under pytest's temporary root) are on every node at the same path."""
-    with local_swarm(client, [cpu_image], tmp_path_factory.getbasetemp()) as formed:
+    with local_swarm(client, tmp_path_factory.getbasetemp()) as formed:
         for node in formed.nodes:
             labels = {homes.LAB_LABEL: "yes", swarm_queue.GRADE_LABEL: "yes"}
             client.nodes.get(node.node_id).update({"Role": "worker", "Availability": "active", "Labels": labels})
@@ -57,29 +60,35 @@ def swarm_nodes(client, cpu_image, tmp_path_factory):
 def swarm_hub(tmp_path_factory, course, swarm_nodes):
     """`hub up --swarm` with two students and an instructor; the homes mounted on both nodes as
     the command says; two workers; 01_collectives released."""
-    checkout = class_course(Course(course.root), TEST_LIMITS + CLASS_RULES)
+    checkout = class_course(Course(course.root), TEST_LIMITS + CLASS_RULES + f'memory_reserved = "{RESERVED}"\n')
     base = tmp_path_factory.mktemp("swarmhub")
     classdir, roster = base / "swarm", base / "roster.csv"
     roster.write_text(
         "username,role,password\nalice,student,alice-pw-1\nbob,student,bob-pw-1\nteach,instructor,t-pw-1\n"
     )
-    port = free_port()
+    port, client = free_port(), swarm_nodes.client
     name = f"jaxcourse-{classdir.name}"
     try:
         up = jaxcourse(checkout.root, "hub", "up", "--swarm", "--class", str(classdir), "--roster", str(roster),
                        "--port", str(port))  # fmt: skip
-        mount = shlex.split(next(line for line in up.splitlines() if "run as root: " in line).split("run as root: ")[1])
+        commands = [shlex.split(line.split("run as root: ")[1]) for line in up.splitlines() if "run as root: " in line]
+        trust = next(c for c in commands if "/etc/docker/certs.d/" in c[-1])
+        mount = next(c for c in commands if "sshfs" in c[-1])
         for node in swarm_nodes.nodes:
             node.run(*mount)
+            node.run(*trust)
         jaxcourse(checkout.root, "workers", "scale", "2", "--class", str(classdir))
+        workers = client.services.get(f"{name}-workers")  # each node pulls the image from the class's registry
+        wait_for(lambda: len(_running_tasks(workers)) == 2, 300, "two workers running from the class's registry")
         jaxcourse(checkout.root, "release", ASSIGNMENT, "--class", str(classdir))
         resolve_localhost_subdomains()
         url = f"http://{deploy.LOCAL_DOMAIN}:{port}"
         users = {n: User(url, n, f"{n}-pw-1") for n in ("alice", "bob")}
-        yield {"course": checkout, "classdir": classdir, "name": name, "users": users, "up": up}
+        yield {"course": checkout, "classdir": classdir, "name": name, "users": users, "up": up, "trust": trust}
     finally:
         save_logs(swarm_nodes.client, name, REPO / "build" / "test-artifacts" / "swarm-hub-logs")
         jaxcourse(checkout.root, "hub", "down", "--class", str(classdir))
+        assert not client.volumes.list(filters={"label": f"{deploy.LABEL}={name}"}), "the registry's store goes too"
         for node in swarm_nodes.nodes:
             node.container.reload()
             if node.container.status == "running":  # a node a later test lost has nothing mounted
@@ -93,6 +102,14 @@ def _tasks_of(client, service_name):
         if service.name == service_name:
             return [t for t in service.tasks() if t["Status"]["State"] == "running" and t["DesiredState"] == "running"]
     return []
+
+
+def _moved(client, service_name, lost):
+    """Every task of the service the manager wants running, once one runs on a node but ``lost``."""
+    service = next(s for s in client.services.list(filters={"name": service_name}) if s.name == service_name)
+    wanted = service.tasks(filters={"desired-state": "running"})
+    moved = [t for t in wanted if t["NodeID"] != lost.node_id and t["Status"]["State"] == "running"]
+    return wanted if moved else None
 
 
 def _task_of(client, service_name):
@@ -128,6 +145,9 @@ def test_students_servers_land_on_both_nodes_and_each_gets_feedback(swarm_hub, s
         user.ready()
     tasks = {u.name: _task_of(client, f"{name}-lab-{u.name}") for u in (alice, bob)}
     assert {t["NodeID"] for t in tasks.values()} == {n.node_id for n in swarm_nodes.nodes}, "one server per node"
+    resources = client.services.get(f"{name}-lab-alice").attrs["Spec"]["TaskTemplate"]["Resources"]
+    assert resources["Reservations"]["MemoryBytes"] == 300 * 2**20, "placed by [hub] memory_reserved"
+    assert resources["Limits"]["MemoryBytes"] == 2 * 2**30, "held to [hub] memory"
 
     for user, functions in ((alice, None), (bob, WRONG.functions)):
         user.action("fetch", ASSIGNMENT)
@@ -180,17 +200,49 @@ def test_a_lost_node_restarts_its_students_elsewhere_with_their_work(swarm_hub, 
     lost = _node_of(swarm_nodes, _task_of(client, f"{name}-lab-alice"))
     swarm.lose_node(lost)
     try:
-        elsewhere = wait_for(lambda: [t for t in _tasks_of(client, f"{name}-lab-alice") if t["NodeID"] != lost.node_id],
-                             300, "alice's server running on the other node")  # fmt: skip
+        wanted = wait_for(lambda: _moved(client, f"{name}-lab-alice", lost), 300, "alice's server on the other node")
+        elsewhere = [t for t in wanted if t["NodeID"] != lost.node_id]
         assert len(elsewhere) == 1
+        # Her lost task may still be wanted running: the hub's spawner takes the replacement for her
+        # server, and asking to start it (which polls it) is told it runs already, not a 500.
+        assert swarm_tasks.current_task(wanted)["ID"] == elsewhere[0]["ID"], wanted
+        again = alice.api("POST", "/hub/api/users/alice/server")
+        assert again.status_code == 400 and "already running" in again.text, (again.status_code, again.text, wanted)
         wait_for(lambda: _answers(alice, "api/contents/notes.txt"), 180, "alice's server answering again")
         back = alice.server("GET", "api/contents/notes.txt").json()
         assert back["content"] == "ring"
         nb = alice.server("GET", f"api/contents/{ASSIGNMENT}/{ASSIGNMENT}.ipynb").json()
         assert nb["type"] == "notebook" and nb["content"]["cells"], "her assignment, as she left it"
         assert (swarm_hub["classdir"] / "home" / "alice" / "notes.txt").read_text() == "ring"
+        hub_log = client.containers.get(f"{name}-hub").logs().decode()
+        assert "more than one running notebook task" not in hub_log
     finally:
         restore(client, lost)
+
+
+def test_the_nodes_pull_the_course_image_from_a_registry_no_one_can_push_to(swarm_hub, swarm_nodes):
+    """Servers and workers name the image by digest in the class's registry on the manager; the
+    registry refuses a push from a node, and an engine that does not trust the class's CA pulls
+    nothing from it; the writable registry the manager pushed through is gone."""
+    client, name = swarm_nodes.client, swarm_hub["name"]
+    address = client.info()["Swarm"]["NodeAddr"]
+    workers = client.services.get(f"{name}-workers").attrs["Spec"]["TaskTemplate"]["ContainerSpec"]
+    alice = client.services.get(f"{name}-lab-alice").attrs["Spec"]["TaskTemplate"]["ContainerSpec"]
+    reference = workers["Image"]
+    assert re.fullmatch(rf"{re.escape(address)}:{registry.PORT}/jaxcourse:cpu@sha256:[0-9a-f]{{64}}", reference)
+    assert alice["Image"] == reference and f"--image {reference}" in workers["Command"][-1]
+    node = swarm_nodes.nodes[0]
+    assert node.docker("image", "inspect", "--format", "{{.Id}}", reference) == client.images.get("jaxcourse:cpu").id
+
+    forged = f"{address}:{registry.PORT}/jaxcourse:cpu"
+    node.docker("tag", reference, forged)
+    with pytest.raises(swarm.SwarmError, match="405 response"):  # the registry the nodes read is read-only
+        node.docker("push", forged, timeout=120)
+    pulled = subprocess.run(["docker", "pull", reference], capture_output=True, text=True, timeout=120)
+    assert pulled.returncode != 0 and "certificate signed by unknown authority" in pulled.stderr, (
+        pulled
+    )  # no trust here
+    assert not client.containers.list(all=True, filters={"name": f"{name}-registry-push"})
 
 
 @pytest.fixture(scope="module")
@@ -207,7 +259,9 @@ def swarm_class(tmp_path_factory, course, swarm_nodes, cpu_image):
         write_submission(submitted, student,
                          solved_notebook(course, sub.functions if sub else None, sub.extra_cell if sub else None))  # fmt: skip
     said = []
-    swarm_queue.start(client, deployment, cpu_image, said.append)  # `hub up --swarm`'s queue
+    with ThreadPoolExecutor(len(swarm_nodes.nodes)) as pool:  # this class's images reach the nodes without a registry
+        list(pool.map(lambda node: swarm.load_image(node, cpu_image), swarm_nodes.nodes))
+    swarm_queue.start(client, deployment, deploy.ClassImages(cpu_image, cpu_image), said.append)  # its queue
     try:
         redis = client.containers.get(f"{deployment.name}-redis")
         client.networks.get(swarm_nodes.network).connect(redis)  # the recorder here reaches it on the bridge

@@ -1,5 +1,5 @@
 """The swarm's parts that need no engine: the queue's certificate, the work folders' keys and the
-command a node mounts them with, a rediss:// broker without its CA."""
+command a node mounts them with, a rediss:// broker without its CA, which task is a server."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import pytest
 
 from autograder.core import environment
 from autograder.engine import swarm
-from autograder.hub import homes, queue_tls
+from autograder.hub import class_tls, homes, swarm_tasks
 from autograder.queue.app import BrokerError, make_app
 
 
 def test_the_queue_ca_signs_redis_and_keeps_no_key_to_sign_more(tmp_path):
     from cryptography import x509
 
-    made = queue_tls.issue(tmp_path, "jaxcourse-x-redis")
+    made = class_tls.issue(tmp_path / "queue-tls", "redis", "jaxcourse-x-redis")
     ca, cert = (x509.load_pem_x509_certificate(p.read_bytes()) for p in (made.ca, made.cert))
     cert.verify_directly_issued_by(ca)
     assert cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(
@@ -26,8 +26,20 @@ def test_the_queue_ca_signs_redis_and_keeps_no_key_to_sign_more(tmp_path):
     assert not cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
     assert sorted(p.name for p in made.folder.iterdir()) == ["ca.pem", "redis-key.pem", "redis.pem"]
     assert stat.S_IMODE(made.key.stat().st_mode) == 0o600 and stat.S_IMODE(made.folder.stat().st_mode) == 0o700
-    again = queue_tls.issue(tmp_path, "jaxcourse-x-redis")
+    again = class_tls.issue(tmp_path / "queue-tls", "redis", "jaxcourse-x-redis")
     assert again.cert.read_bytes() == made.cert.read_bytes()  # made once: Redis keeps its certificate
+
+
+def test_the_registry_s_certificate_names_the_manager_s_address_as_an_engine_checks_it(tmp_path):
+    """An engine pulling from ``10.0.0.5:5000`` checks the certificate for that IP address."""
+    from cryptography import x509
+
+    made = class_tls.issue(tmp_path / "registry-tls", "registry", "10.0.0.5")
+    cert = x509.load_pem_x509_certificate(made.cert.read_bytes())
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert [str(ip) for ip in names.get_values_for_type(x509.IPAddress)] == ["10.0.0.5"]
+    assert names.get_values_for_type(x509.DNSName) == []
+    cert.verify_directly_issued_by(x509.load_pem_x509_certificate(made.ca.read_bytes()))
 
 
 def test_the_homes_keys_are_made_once_and_known_hosts_follows_the_address(tmp_path):
@@ -63,7 +75,7 @@ def test_a_rediss_broker_without_the_class_ca_is_refused_in_one_line(monkeypatch
     monkeypatch.setenv(environment.BROKER_CA, str(tmp_path / "missing.pem"))
     with pytest.raises(BrokerError, match=r"secrets/queue-tls/ca\.pem"):
         make_app("rediss://:pw@redis:6379/0", 60.0)
-    made = queue_tls.issue(tmp_path, "r")
+    made = class_tls.issue(tmp_path / "queue-tls", "redis", "r")
     monkeypatch.setenv(environment.BROKER_CA, str(made.ca))
     app = make_app("rediss://:pw@redis:6379/0", 60.0)
     assert app.conf.broker_use_ssl["ssl_ca_certs"] == str(made.ca)
@@ -105,6 +117,29 @@ def test_a_swarm_class_on_an_engine_outside_a_swarm_says_what_to_run():
     with pytest.raises(
         deploy.HubError, match=r"^--swarm needs this engine to be a swarm manager: run `docker swarm init"
     ):
-        swarm_queue.start(_NotAManager(), None, "jaxcourse:cpu", print)
+        swarm_queue.start(_NotAManager(), None, deploy.ClassImages("jaxcourse:cpu", "jaxcourse:cpu"), print)
     with pytest.raises(deploy.HubError, match=r"^this engine is not a swarm manager: run `jaxcourse workers scale` on"):
         swarm_queue.rescale(_NotAManager(), None, 2)
+
+
+def test_a_server_is_its_newest_task_whatever_its_stamp_s_digits():
+    """Go's RFC 3339 stamps drop trailing zeros (a whole second has no fraction), so as text
+    ``...:05Z`` would sort after ``...:05.1Z`` and ``.1Z`` after ``.12Z``."""
+    stale = {"ID": "stale", "CreatedAt": "2026-11-27T08:00:05.12Z"}
+    for newer in ("2026-11-27T08:00:05.2Z", "2026-11-27T08:00:06Z", "2026-11-27T08:00:05.120000001Z"):
+        replacement = {"ID": "new", "CreatedAt": newer}
+        assert swarm_tasks.current_task([stale, replacement]) is replacement
+        assert swarm_tasks.current_task([replacement, stale]) is replacement
+    assert swarm_tasks.current_task([{"ID": "a", "CreatedAt": "2026-11-27T08:00:05Z"}, stale])["ID"] == "stale"
+    assert swarm_tasks.current_task([]) is None
+
+
+@pytest.mark.parametrize("state", ["new", "assigned", "accepted", "preparing", "ready", "starting", "running"])
+def test_a_server_on_its_way_is_alive(state):
+    """A replacement is assigned, pulls, is ready, starts: the hub must not call that stopped."""
+    assert swarm_tasks.exit_status({"Status": {"State": state, "Message": state}}) is None
+
+
+@pytest.mark.parametrize("state", ["complete", "shutdown", "failed", "rejected", "orphaned", "remove"])
+def test_a_server_that_ended_is_stopped_with_its_status(state):
+    assert f"'State': '{state}'" in swarm_tasks.exit_status({"Status": {"State": state, "Err": "exit 1"}})

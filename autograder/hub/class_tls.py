@@ -1,25 +1,31 @@
-"""The queue's TLS where it crosses hosts: a CA of the class's own, which signs one certificate,
-Redis's. Every client checks Redis against that CA (``queue/app.py``); nothing else trusts it.
+"""TLS where a class's services cross hosts: for each server (Redis, the image registry) a CA of
+its own, which signs one certificate, that server's. Its clients check it against that CA (the
+queue: ``queue/app.py``; the nodes' engines: ``/etc/docker/certs.d``); nothing else trusts it.
 
-The CA's key is thrown away once Redis's certificate is signed, so nothing can sign another
+The CA's key is thrown away once the certificate is signed, so nothing can sign another
 certificate the class would trust. Kept in the class directory's secrets (mode 0700), made once.
 """
 
 from __future__ import annotations
 
 import datetime
+import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.files import write_atomic
 
-FOLDER = "queue-tls"
+if TYPE_CHECKING:
+    from cryptography.x509 import GeneralName
+
 DAYS = 3650  # a class lasts a term; the files are made again when deleted
 
 
 @dataclass(frozen=True)
-class QueueTLS:
+class ServerTLS:
     folder: Path
+    stem: str  # the server's files are <stem>.pem and <stem>-key.pem
 
     @property
     def ca(self) -> Path:
@@ -27,16 +33,17 @@ class QueueTLS:
 
     @property
     def cert(self) -> Path:
-        return self.folder / "redis.pem"
+        return self.folder / f"{self.stem}.pem"
 
     @property
     def key(self) -> Path:
-        return self.folder / "redis-key.pem"
+        return self.folder / f"{self.stem}-key.pem"
 
 
-def issue(secrets: Path, redis_name: str) -> QueueTLS:
-    """The class's queue TLS files under ``secrets`` (made the first time), for Redis at ``redis_name``."""
-    tls = QueueTLS(secrets / FOLDER)
+def issue(folder: Path, stem: str, name: str) -> ServerTLS:
+    """The TLS files in ``folder`` (made the first time) for a server reached as ``name``, a
+    host name or an IP address."""
+    tls = ServerTLS(folder, stem)
     if tls.ca.is_file() and tls.cert.is_file() and tls.key.is_file():
         return tls
     from cryptography import x509
@@ -46,7 +53,7 @@ def issue(secrets: Path, redis_name: str) -> QueueTLS:
 
     now = datetime.datetime.now(datetime.UTC)
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{redis_name} queue CA")])
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{name} {stem} CA")])
     ca = (
         x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
         .serial_number(x509.random_serial_number()).not_valid_before(now)
@@ -55,10 +62,10 @@ def issue(secrets: Path, redis_name: str) -> QueueTLS:
         .sign(ca_key, hashes.SHA256())
     )  # fmt: skip
     cert = (
-        x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, redis_name)]))
+        x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
         .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
         .not_valid_before(now).not_valid_after(now + datetime.timedelta(days=DAYS))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(redis_name)]), critical=False)
+        .add_extension(x509.SubjectAlternativeName([_subject(name)]), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .sign(ca_key, hashes.SHA256())
     )  # fmt: skip
@@ -69,3 +76,13 @@ def issue(secrets: Path, redis_name: str) -> QueueTLS:
     write_atomic(tls.ca, ca.public_bytes(pem))
     tls.key.chmod(0o600)
     return tls
+
+
+def _subject(name: str) -> GeneralName:
+    """An IP address's SAN for an address (an engine checks a registry's by IP), else a DNS name's."""
+    from cryptography import x509
+
+    try:
+        return x509.IPAddress(ipaddress.ip_address(name))
+    except ValueError:
+        return x509.DNSName(name)
