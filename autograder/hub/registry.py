@@ -75,8 +75,12 @@ def serve_options(deployment: deploy.Deployment, store: str, made: ServerTLS, ad
 
 def _push(client: DockerClient, deployment: deploy.Deployment, store: str, images: list[str],
           say: deploy.Say) -> dict[str, str]:  # fmt: skip
-    """Each image pushed through a writable registry on this host's loopback, then gone; each
-    image's ``repository@digest`` in the store."""
+    """Each image pushed through a writable registry on this host's loopback, then gone (one a
+    failed push left is removed first); each image's ``repository:tag@digest`` in the store."""
+    from ..engine.containers import remove
+
+    for left in client.containers.list(all=True, filters={"name": f"^{store}-push$"}):
+        remove(left)
     container = client.containers.run(
         REGISTRY_IMAGE, ["/etc/jaxcourse-registry/push.yml"], detach=True, name=f"{store}-push",
         ports={f"{PORT}/tcp": ("127.0.0.1", None)}, volumes={store: {"bind": "/var/lib/docker-registry", "mode": "rw"}},
@@ -88,7 +92,7 @@ def _push(client: DockerClient, deployment: deploy.Deployment, store: str, image
         _wait_answering(f"http://127.0.0.1:{port}/v2/", None)
         return {image: _push_one(client, image, f"127.0.0.1:{port}", say) for image in images}
     finally:
-        container.remove(force=True)
+        remove(container)
 
 
 def _push_one(client: DockerClient, image: str, registry: str, say: deploy.Say) -> str:
