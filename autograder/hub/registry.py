@@ -37,12 +37,12 @@ def tls(deployment: deploy.Deployment, address: str) -> ServerTLS:
     return issue(deployment.classdir.root / "secrets" / "registry-tls", "registry", address)
 
 
-def trust_command(deployment: deploy.Deployment, address: str) -> list[str]:
-    """What each node runs as root, once, so that its engine trusts the class's registry (and
-    nothing else signed by that CA, which signs nothing else): the CA copied to the same path."""
+def trust_command(made: ServerTLS, address: str) -> list[str]:
+    """What each node runs as root, once, so that its engine trusts the class's registry at
+    ``address`` (and nothing else signed by that CA, which signs nothing else): ``made``'s CA,
+    copied to the same path."""
     folder = f"/etc/docker/certs.d/{address}:{PORT}"
-    ca = shlex.quote(str(tls(deployment, address).ca))
-    return ["sh", "-c", f"mkdir -p {folder} && cp {ca} {folder}/ca.crt"]
+    return ["sh", "-c", f"mkdir -p {folder} && cp {shlex.quote(str(made.ca))} {folder}/ca.crt"]
 
 
 def publish(client: DockerClient, deployment: deploy.Deployment, images: list[str], address: str,
@@ -58,7 +58,7 @@ def publish(client: DockerClient, deployment: deploy.Deployment, images: list[st
         client, say, store, lambda c: _wait_serving(address, made), **serve_options(deployment, store, made, address)
     )
     say(f"on each node, with {made.ca} copied to the same path, so that its engine trusts the class's registry, "
-        f"run as root: {shlex.join(trust_command(deployment, address))}")  # fmt: skip
+        f"run as root: {shlex.join(trust_command(made, address))}")  # fmt: skip
     return {image: f"{address}:{PORT}/{pushed[image]}" for image in images}
 
 

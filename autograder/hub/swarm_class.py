@@ -1,8 +1,8 @@
 """``hub up --swarm``: the class across the Docker Swarm this engine manages. The hub, Redis, the
-grading service, the work folders' server and the image registry stay on the manager; students' servers are Swarm
-services on the nodes labelled ``jaxcourse.lab=yes`` (``docker/hub/jupyterhub_config.py``), with
-their work folders over sshfs (``homes.py``); grading workers on those labelled
-``jaxcourse.grade=yes`` (``swarm_queue.py``)."""
+grading service, the work folders' server and the image registry (``registry.py``) stay on the
+manager; students' servers are Swarm services on the nodes labelled ``jaxcourse.lab=yes``
+(``docker/hub/jupyterhub_config.py``), with their work folders over sshfs (``homes.py``);
+grading workers on those labelled ``jaxcourse.grade=yes`` (``swarm_queue.py``)."""
 
 from __future__ import annotations
 

@@ -106,8 +106,7 @@ def _tasks_of(client, service_name):
 
 def _moved(client, service_name, lost):
     """Every task of the service the manager wants running, once one runs on a node but ``lost``."""
-    service = next(s for s in client.services.list(filters={"name": service_name}) if s.name == service_name)
-    wanted = service.tasks(filters={"desired-state": "running"})
+    wanted = client.services.get(service_name).tasks(filters={"desired-state": "running"})
     moved = [t for t in wanted if t["NodeID"] != lost.node_id and t["Status"]["State"] == "running"]
     return wanted if moved else None
 
