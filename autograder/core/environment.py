@@ -37,6 +37,6 @@ MEM_RESERVED = "JAXCOURSE_MEM_RESERVED"  # across a swarm, the memory each serve
 CPU_LIMIT = "JAXCOURSE_CPU_LIMIT"  # each student's server's CPU quota
 PIDS_LIMIT = "JAXCOURSE_PIDS_LIMIT"  # each student's server's processes and threads
 IDLE_TIMEOUT = "JAXCOURSE_IDLE_TIMEOUT"  # seconds before an idle server is stopped
-NODE_IMAGE = "JAXCOURSE_NODE_IMAGE"  # across a swarm, the student image as nodes pull it (the class's registry)
+NODE_IMAGE_FILE = "JAXCOURSE_NODE_IMAGE_FILE"  # across a swarm, a file naming the student image as nodes pull it
 SWARM_HOMES = "JAXCOURSE_SWARM_HOMES"  # where each node mounts the class's homes: students' servers are Swarm services
 SCRATCH = "JAXCOURSE_SCRATCH"  # each server's home and /tmp, in memory

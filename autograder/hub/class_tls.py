@@ -3,7 +3,8 @@ its own, which signs one certificate, that server's. Its clients check it agains
 queue: ``queue/app.py``; the nodes' engines: ``/etc/docker/certs.d``); nothing else trusts it.
 
 The CA's key is thrown away once the certificate is signed, so nothing can sign another
-certificate the class would trust. Kept in the class directory's secrets (mode 0700), made once.
+certificate the class would trust. Kept in the class directory's secrets (mode 0700), made once,
+and again (a new CA too) when the server is reached by another name: a manager that moved.
 """
 
 from __future__ import annotations
@@ -41,10 +42,10 @@ class ServerTLS:
 
 
 def issue(folder: Path, stem: str, name: str) -> ServerTLS:
-    """The TLS files in ``folder`` (made the first time) for a server reached as ``name``, a
-    host name or an IP address."""
+    """The TLS files in ``folder`` for a server reached as ``name``, a host name or an IP
+    address: made the first time, and whenever the certificate there names another."""
     tls = ServerTLS(folder, stem)
-    if tls.ca.is_file() and tls.cert.is_file() and tls.key.is_file():
+    if tls.ca.is_file() and tls.cert.is_file() and tls.key.is_file() and named(tls) == name:
         return tls
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -76,6 +77,15 @@ def issue(folder: Path, stem: str, name: str) -> ServerTLS:
     write_atomic(tls.ca, ca.public_bytes(pem))
     tls.key.chmod(0o600)
     return tls
+
+
+def named(tls: ServerTLS) -> str:
+    """The name the server's certificate is for (its one subject alternative name)."""
+    from cryptography import x509
+
+    cert = x509.load_pem_x509_certificate(tls.cert.read_bytes())
+    (subject,) = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    return str(subject.value)
 
 
 def _subject(name: str) -> GeneralName:

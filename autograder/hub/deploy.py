@@ -17,7 +17,9 @@ else: not the host, a classmate's server, the queue, the grading service or a wo
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
+import json
 import os
 import re
 import time
@@ -49,6 +51,7 @@ LOCAL_DOMAIN = "jaxcourse.localhost"
 READY_S = 180.0
 LABEL = "jaxcourse.class"  # value: the class's name, on every container, network and volume it owns
 DIR_LABEL = "jaxcourse.class-dir"  # value: the class directory a container serves
+OPTIONS_LABEL = "jaxcourse.options"  # value: the digest of the options a renewable container runs from
 
 
 class HubError(JaxcourseError):
@@ -187,11 +190,12 @@ def source_repo() -> Path:
 
 def _rejoin(client: DockerClient, deployment: Deployment) -> None:
     """A hub container made anew (its old one had gone) joins the networks of the servers that
-    still run, so that they are in its reach again (``hub/networks.py``)."""
+    still run, so that they are in its reach again (``hub/networks.py``). Names come from the
+    network's own endpoint list: an overlay's holds a load balancer that is no container."""
     hub = f"{deployment.name}-hub"
     for network in client.networks.list(filters={"label": [f"{LABEL}={deployment.name}", networks.USER_LABEL]}):
         network.reload()
-        if not any(c.name == hub for c in network.containers):
+        if hub not in {end.get("Name") for end in (network.attrs.get("Containers") or {}).values()}:
             network.connect(hub)
 
 
@@ -202,17 +206,22 @@ def _network(client: DockerClient, name: str, owner: str, internal: bool) -> str
 
 
 def start(client: DockerClient, say: Say, name: str, ready: Callable[[Container], None] | None,
-          **options: Any) -> None:  # fmt: skip
-    """The container ``name`` running from ``options``, unless it already runs for this class."""
+          renew: bool = False, **options: Any) -> None:  # fmt: skip
+    """The container ``name`` running from ``options``, unless it already runs for this class;
+    with ``renew``, one that runs from other options (an address that moved) is replaced."""
     from docker.errors import NotFound
 
+    if renew:
+        digest = hashlib.sha256(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
+        options = {**options, "labels": {**options["labels"], OPTIONS_LABEL: digest}}
     try:
         existing = client.containers.get(name)
         serves = (existing.labels or {}).get(DIR_LABEL)
         if serves != options["labels"][DIR_LABEL]:
             raise HubError(f"{name} already serves the class in {serves}: give this class directory another name, "
                            f"or stop that class first (`jaxcourse hub down --class {serves}`)")  # fmt: skip
-        if existing.status == "running":
+        same = (existing.labels or {}).get(OPTIONS_LABEL) == options["labels"].get(OPTIONS_LABEL)
+        if existing.status == "running" and same:
             say(f"{name}: already running")
             return
         existing.remove(force=True)

@@ -54,9 +54,8 @@ def publish(client: DockerClient, deployment: deploy.Deployment, images: list[st
     client.volumes.create(store, labels=deployment.labels)  # the same volume when it exists
     pushed = _push(client, deployment, store, images, say)
     made = tls(deployment, address)
-    deploy.start(
-        client, say, store, lambda c: _wait_serving(address, made), **serve_options(deployment, store, made, address)
-    )
+    serving = serve_options(deployment, store, made, address)
+    deploy.start(client, say, store, lambda c: _wait_serving(address, made), renew=True, **serving)
     say(f"on each node, with {made.ca} copied to the same path, so that its engine trusts the class's registry, "
         f"run as root: {shlex.join(trust_command(made, address))}")  # fmt: skip
     return {image: f"{address}:{PORT}/{pushed[image]}" for image in images}

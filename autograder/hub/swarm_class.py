@@ -10,6 +10,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from ..core import environment
+from ..core.files import write_atomic
 from . import deploy, homes, registry, swarm_queue
 from .images import build_homes
 
@@ -26,16 +27,18 @@ def prepare_hub(client: DockerClient, deployment: deploy.Deployment, images: dep
                 say: deploy.Say) -> dict[str, str]:  # fmt: skip
     """The work folders' SFTP server on the manager's swarm address; what a node runs to mount
     them; and the hub's environment that makes students' servers Swarm services, running the
-    student image by the name the nodes pull it by."""
+    student image by the name the nodes pull it by. That name is in a file the hub reads at each
+    spawn, so that servers started after an upgrade run the image just pushed, with no new hub."""
     address = swarm_queue.manager_address(client)
     made = homes.keys(deployment.classdir.root / "secrets", address)
     build_homes(client, deploy.source_repo(), say)
     options = homes.server_options(deployment.classdir.root / "home", made, address, homes.PORT, deployment.labels)
-    deploy.start(client, say, f"{deployment.name}-homes", None, **options)
+    deploy.start(client, say, f"{deployment.name}-homes", None, renew=True, **options)
     say(f"on each node labelled {homes.LAB_LABEL}=yes, with {made.folder} copied to the same path, run as root: "
         f"{shlex.join(homes.mount_command(deployment.name, address, made))}")  # fmt: skip
-    return {environment.SWARM_HOMES: homes.mount_point(deployment.name),
-            environment.NODE_IMAGE: images.for_nodes(images.student)}  # fmt: skip
+    named = deployment.classdir.root / "hub" / "node-image"
+    write_atomic(named, images.for_nodes(images.student) + "\n")
+    return {environment.SWARM_HOMES: homes.mount_point(deployment.name), environment.NODE_IMAGE_FILE: str(named)}
 
 
 ACROSS_THE_SWARM = deploy.Placement(publish, swarm_queue.start, prepare_hub)

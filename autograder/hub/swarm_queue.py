@@ -15,6 +15,7 @@ says, each starting sandboxes on its own node's engine.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -67,22 +68,54 @@ def recorder_options(deployment: deploy.Deployment, image: str, network: str) ->
     return options
 
 
+def secret_name(class_name: str, short: str, value: str) -> str:
+    """A Swarm secret cannot change, so its name carries its value's digest: a new password (a
+    class directory made anew) is a new secret, never a stale one found under the old name."""
+    return f"{class_name}-{short}-{hashlib.sha256(value.encode()).hexdigest()[:12]}"
+
+
 def _secrets(client: DockerClient, deployment: deploy.Deployment) -> list[Any]:
-    """The worker's secrets, made once per class (a Swarm secret cannot change: a new password
-    needs ``hub down`` first)."""
+    """The worker's secrets, each made the first time its value is seen."""
     from docker.types import SecretReference
 
     values = {"broker": broker(deployment), "queue_key": deployment.classdir.secret("queue_key"),
               "queue_ca": tls(deployment).ca.read_text()}  # fmt: skip
     refs = []
     for short in SECRETS:
-        name = f"{deployment.name}-{short}"
+        name = secret_name(deployment.name, short, values[short])
         found = client.secrets.list(filters={"name": name})
         secret = next((s for s in found if s.name == name), None) or client.secrets.create(
             name=name, data=values[short].encode(), labels={deploy.LABEL: deployment.name}
         )
         refs.append(SecretReference(secret.id, name, filename=short, mode=0o400, **_owner_ids(deployment)))
     return refs
+
+
+def _prune_secrets(client: DockerClient, deployment: deploy.Deployment, kept: list[Any]) -> None:
+    """The class's secrets the workers' service no longer names (values since replaced); one a
+    task still holds while it stops is left to ``hub down``."""
+    from docker.errors import APIError
+
+    names = {ref["SecretName"] for ref in kept}
+    for secret in client.secrets.list(filters={"label": f"{deploy.LABEL}={deployment.name}"}):
+        if secret.name not in names:
+            try:
+                secret.remove()
+            except APIError:
+                pass
+
+
+def worker_reservation(deployment: deploy.Deployment) -> int:
+    """Bytes of memory a worker holds its node to: the sandboxes it runs at once (one where the
+    node's cores decide), each of the largest assignment's ``memory``, so Swarm places a worker
+    only where its sandboxes fit."""
+    from docker.utils import parse_bytes
+
+    from ..grading import limits
+    from ..specs import ASSIGNMENTS
+
+    largest = max(parse_bytes(limits.load(deployment.checkout.root, name).memory) for name in ASSIGNMENTS)
+    return max(1, deployment.settings.worker_concurrency) * int(largest)
 
 
 def _owner_ids(deployment: deploy.Deployment) -> dict[str, str]:
@@ -103,7 +136,7 @@ def _worker_script(deployment: deploy.Deployment, sandbox_image: str | None) -> 
 def worker_service(client: DockerClient, deployment: deploy.Deployment, image: str, network: str,
                    replicas: int, sandbox_image: str | None = None) -> dict[str, Any]:  # fmt: skip
     """``services.create`` keywords for the class's grading workers."""
-    from docker.types import EndpointSpec, Healthcheck, Mount, RestartPolicy, ServiceMode
+    from docker.types import EndpointSpec, Healthcheck, Mount, Resources, RestartPolicy, ServiceMode
 
     checkout = str(deployment.checkout.root)
     stat = deployment.classdir.root.stat()
@@ -120,6 +153,7 @@ def worker_service(client: DockerClient, deployment: deploy.Deployment, image: s
         "user": f"{stat.st_uid}:{stat.st_gid}", "groups": [str(os.stat(deploy.SOCKET).st_gid)],
         "cap_drop": ["ALL"], "read_only": True, "secrets": _secrets(client, deployment),
         "constraints": [f"node.labels.{GRADE_LABEL}==yes"],
+        "resources": Resources(mem_reservation=worker_reservation(deployment)),
         "endpoint_spec": EndpointSpec(mode=swarm.ENDPOINT_MODE), "mode": ServiceMode("replicated", replicas),
         "restart_policy": RestartPolicy(condition="on-failure", delay=1_000_000_000),  # a refused worker stays down
         "labels": deployment.labels, "container_labels": deployment.labels,
@@ -151,8 +185,8 @@ def start(client: DockerClient, deployment: deploy.Deployment, images: deploy.Cl
     deploy.start(client, say, f"{deployment.name}-grading", None,
                  **recorder_options(deployment, images.grading, network))  # fmt: skip
     on_nodes = images.for_nodes(images.grading)
-    service = scale(client, deployment, on_nodes, network, deployment.settings.workers, sandbox_image=on_nodes)
-    say(f"{service.name}: {deployment.settings.workers} workers on the nodes labelled {GRADE_LABEL}=yes")
+    replicas = workers(client, deployment, on_nodes, network, sandbox_image=on_nodes)
+    say(f"{deployment.name}-workers: {replicas} workers on the nodes labelled {GRADE_LABEL}=yes")
 
 
 def rescale(client: DockerClient, deployment: deploy.Deployment, replicas: int) -> Service:
@@ -167,17 +201,22 @@ def rescale(client: DockerClient, deployment: deploy.Deployment, replicas: int) 
     return service
 
 
-def scale(client: DockerClient, deployment: deploy.Deployment, image: str, network: str, replicas: int,
-          sandbox_image: str | None = None) -> Service:  # fmt: skip
-    """The workers' service with ``replicas`` tasks: made the first time, then only scaled."""
-    service = _service(client, f"{deployment.name}-workers")
-    if service is not None:
-        service.scale(replicas)
-        return service
-    created: Service = client.services.create(
-        **worker_service(client, deployment, image, network, replicas, sandbox_image)
+def workers(client: DockerClient, deployment: deploy.Deployment, image: str, network: str,
+            sandbox_image: str | None = None) -> int:  # fmt: skip
+    """The workers' service running this spec (a new image, a new secret): made with ``[hub]
+    workers`` tasks the first time, after that updated in place at the scale it has; how many."""
+    name = f"{deployment.name}-workers"
+    service = _service(client, name)
+    replicas = (
+        deployment.settings.workers if service is None else service.attrs["Spec"]["Mode"]["Replicated"]["Replicas"]
     )
-    return created
+    spec = worker_service(client, deployment, image, network, replicas, sandbox_image)
+    if service is None:
+        client.services.create(**spec)
+    else:
+        service.update(**spec)
+    _prune_secrets(client, deployment, spec["secrets"])
+    return int(replicas)
 
 
 def _service(client: DockerClient, name: str) -> Service | None:

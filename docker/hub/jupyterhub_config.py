@@ -37,7 +37,7 @@ CLASS_NAME = env.get(environment.CLASS_NAME, HUB_NAME.removesuffix("-hub"))  # l
 SUBNETS = env.get(environment.SERVER_SUBNETS, "10.213.0.0/16")  # each server's network takes a /28
 WORK_QUOTA = env.get(environment.WORK_QUOTA, "10g")  # each user's work folder, at most
 SWARM_HOMES = env.get(environment.SWARM_HOMES, "")  # set by `hub up --swarm`: where nodes mount the homes
-NODE_IMAGE = env.get(environment.NODE_IMAGE, IMAGE)  # ... and the student image as nodes pull it
+NODE_IMAGE_FILE = env.get(environment.NODE_IMAGE_FILE, "")  # ... and a file naming the image nodes pull
 STUDENT_HOME = "/home/jovyan/work"
 EXCHANGE_PORT = 10101
 
@@ -180,7 +180,7 @@ def on_the_swarm(spawner, instructor, user):
     if instructor:
         spawner.extra_placement_spec = {"constraints": ["node.role==manager"]}
     else:
-        spawner.image = NODE_IMAGE  # from the class's registry, by digest
+        spawner.image = Path(NODE_IMAGE_FILE).read_text().strip()  # the class's registry's, by digest: the newest
         spawner.volumes = {f"{SWARM_HOMES}/{{raw_username}}": STUDENT_HOME}
         spawner.extra_placement_spec = {"constraints": [f"node.labels.{homes.LAB_LABEL}==yes"]}
     scratch = int(quota.size_bytes(SCRATCH))

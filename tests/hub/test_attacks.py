@@ -23,6 +23,28 @@ from ..helpers.network import PROBES, Listener
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 EXCHANGE = "/services/exchange/api"  # the path a raw request names (_raw gives its host)
+# Run in her server (on a swarm too, test_swarm.py): what of the class it holds, by name; what her token gets.
+# /opt/venv is the image's own packages, the same in every server (nbgrader ships a test gradebook.db).
+FILES_WALK = """
+import json, os
+hits = []
+for root, dirs, files in os.walk('/', onerror=lambda e: None):
+    dirs[:] = [d for d in dirs if os.path.join(root, d) not in ('/proc', '/sys', '/dev', '/opt/venv')]
+    hits += [os.path.join(root, n) for n in dirs + files if n in ('bob', 'alice', 'gradebook.db', 'solutions', 'roster.json')]
+print(json.dumps({"hits": hits}))
+"""
+TOKEN_PROBE = """
+import json, os, urllib.request, urllib.error
+def call(method, url):
+    req = urllib.request.Request(url, method=method, headers={"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]})
+    try:
+        return urllib.request.urlopen(req, timeout=20).status
+    except urllib.error.HTTPError as err:
+        return err.code
+api = os.environ["JUPYTERHUB_API_URL"]
+print(json.dumps({"users": call("GET", api + "/users"), "tokens": call("POST", api + "/users/mallory/tokens"),
+                  "bob": call("GET", api + "/users/bob")}))
+"""
 
 
 @pytest.fixture(scope="module")
@@ -63,18 +85,7 @@ def _submit(user, files: dict[str, bytes], **extra):
 def test_her_container_holds_no_one_elses_files(hub, her_container):
     mounts = {m["Source"]: m["Destination"] for m in her_container.attrs["Mounts"]}
     assert mounts == {str(hub["classdir"] / "home" / "mallory"): "/home/jovyan/work"}
-    found = _in_her_server(
-        her_container,
-        """
-import json, os
-hits = []
-# /opt/venv is the image's own packages, the same in every server (nbgrader ships a test gradebook.db).
-for root, dirs, files in os.walk('/', onerror=lambda e: None):
-    dirs[:] = [d for d in dirs if os.path.join(root, d) not in ('/proc', '/sys', '/dev', '/opt/venv')]
-    hits += [os.path.join(root, n) for n in dirs + files if n in ('bob', 'alice', 'gradebook.db', 'solutions', 'roster.json')]
-print(json.dumps({"hits": hits}))
-""",
-    )
+    found = _in_her_server(her_container, FILES_WALK)
     assert found["hits"] == []
 
 
@@ -117,21 +128,7 @@ def test_the_hub_api_gives_her_token_nothing_but_herself(hub, mallory, her_conta
     assert mallory.api("GET", "/hub/api/users/bob").status_code == 404  # not even whether bob exists
     assert mallory.api("POST", "/hub/api/users/bob/server").status_code in (403, 404)
     # The token her server holds (and so any code she runs) is narrower still: no token making.
-    seen = _in_her_server(
-        her_container,
-        """
-import json, os, urllib.request, urllib.error
-def call(method, url):
-    req = urllib.request.Request(url, method=method, headers={"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]})
-    try:
-        return urllib.request.urlopen(req, timeout=20).status
-    except urllib.error.HTTPError as err:
-        return err.code
-api = os.environ["JUPYTERHUB_API_URL"]
-print(json.dumps({"users": call("GET", api + "/users"), "tokens": call("POST", api + "/users/mallory/tokens"),
-                  "bob": call("GET", api + "/users/bob")}))
-""",
-    )
+    seen = _in_her_server(her_container, TOKEN_PROBE)
     assert seen == {"users": 403, "tokens": 403, "bob": 404}
 
 

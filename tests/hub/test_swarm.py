@@ -36,6 +36,7 @@ from ..helpers.net import free_port
 from ..helpers.network import PROBES, Listener
 from ..helpers.submissions import wrong_submission
 from ..helpers.swarm import local_swarm, restore
+from . import test_attacks
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -43,6 +44,7 @@ KINDS = [None, "ring_wrong_direction", None, "raises_at_import", None]
 STUDENTS = {f"n{i:02d}": KINDS[i % len(KINDS)] for i in range(10)}
 WRONG = wrong_submission(ASSIGNMENT, "ring_wrong_direction")
 RESERVED = "300m"  # each server's memory reservation on its node ([hub] memory_reserved)
+LARGEST_SANDBOX = '[assignments.03_multiprocess_training.sandbox]\nmemory = "3g"\n'  # the queue class's
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +66,8 @@ def swarm_hub(tmp_path_factory, course, swarm_nodes):
     base = tmp_path_factory.mktemp("swarmhub")
     classdir, roster = base / "swarm", base / "roster.csv"
     roster.write_text(
-        "username,role,password\nalice,student,alice-pw-1\nbob,student,bob-pw-1\nteach,instructor,t-pw-1\n"
+        "username,role,password\nalice,student,alice-pw-1\nbob,student,bob-pw-1\nmallory,student,mallory-pw-1\n"
+        "teach,instructor,t-pw-1\n"
     )
     port, client = free_port(), swarm_nodes.client
     name = f"jaxcourse-{classdir.name}"
@@ -83,8 +86,9 @@ def swarm_hub(tmp_path_factory, course, swarm_nodes):
         jaxcourse(checkout.root, "release", ASSIGNMENT, "--class", str(classdir))
         resolve_localhost_subdomains()
         url = f"http://{deploy.LOCAL_DOMAIN}:{port}"
-        users = {n: User(url, n, f"{n}-pw-1") for n in ("alice", "bob")}
-        yield {"course": checkout, "classdir": classdir, "name": name, "users": users, "up": up, "trust": trust}
+        users = {n: User(url, n, f"{n}-pw-1") for n in ("alice", "bob", "mallory")}
+        yield {"course": checkout, "classdir": classdir, "name": name, "users": users, "up": up, "trust": trust,
+               "port": port}  # fmt: skip
     finally:
         save_logs(swarm_nodes.client, name, REPO / "build" / "test-artifacts" / "swarm-hub-logs")
         jaxcourse(checkout.root, "hub", "down", "--class", str(classdir))
@@ -244,13 +248,78 @@ def test_the_nodes_pull_the_course_image_from_a_registry_no_one_can_push_to(swar
     assert not client.containers.list(all=True, filters={"name": f"{name}-registry-push"})
 
 
+def test_hub_up_again_leaves_the_class_running_and_drops_a_stale_secret(swarm_hub, swarm_nodes):
+    """A second ``hub up --swarm`` (after an upgrade, or to be sure): what runs is left running,
+    the workers keep the scale ``workers scale`` gave them and their tasks, and a secret of the
+    class that no service names any more (an old password's) is removed."""
+    client, name = swarm_nodes.client, swarm_hub["name"]
+    workers = client.services.get(f"{name}-workers")
+    tasks = {t["ID"] for t in _running_tasks(workers)}
+    kept = {c: client.containers.get(f"{name}-{c}").id for c in ("hub", "registry", "homes", "redis", "grading")}
+    stale = client.secrets.create(name=swarm_queue.secret_name(name, "broker", "an old password"), data=b"old",
+                                  labels={deploy.LABEL: name})  # fmt: skip
+    again = jaxcourse(swarm_hub["course"].root, "hub", "up", "--swarm", "--class", str(swarm_hub["classdir"]),
+                      "--port", str(swarm_hub["port"]))  # fmt: skip
+    assert {c: client.containers.get(f"{name}-{c}").id for c in kept} == kept, again
+    assert f"{name}-workers: 2 workers" in again
+    workers.reload()
+    assert workers.attrs["Spec"]["Mode"]["Replicated"]["Replicas"] == 2
+    assert {t["ID"] for t in _running_tasks(workers)} == tasks, "nothing changed: no task restarted"
+    names = {s.name for s in client.secrets.list(filters={"label": f"{deploy.LABEL}={name}"})}
+    named = {s["SecretName"] for s in workers.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]["Secrets"]}
+    assert stale.name not in names and names == named
+    image = workers.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]["Image"]
+    assert (swarm_hub["classdir"] / "hub" / "node-image").read_text() == image + "\n"  # what new servers run
+
+
+@pytest.fixture(scope="module")
+def hub(swarm_hub):
+    """The swarm's class, as the single-host attack tests (``test_attacks.py``) take a class."""
+    return swarm_hub
+
+
+@pytest.fixture(scope="module")
+def mallory(swarm_hub):
+    """The attacker, a student whose server runs on a node."""
+    user = swarm_hub["users"]["mallory"].ready()
+    user.action("fetch", ASSIGNMENT)
+    return user
+
+
+# The single-host class's attacks on the exchange, run again here: the same tests, on the swarm's class.
+test_the_exchange_shows_her_only_her_own = test_attacks.test_the_exchange_shows_her_only_her_own
+test_without_a_token_or_with_a_forged_one_the_exchange_refuses = (
+    test_attacks.test_without_a_token_or_with_a_forged_one_the_exchange_refuses
+)
+test_a_submission_is_filed_under_her_name_whatever_it_claims = (
+    test_attacks.test_a_submission_is_filed_under_her_name_whatever_it_claims
+)
+test_released_files_and_others_feedback_cannot_be_written = (
+    test_attacks.test_released_files_and_others_feedback_cannot_be_written
+)
+
+
+def test_her_server_on_a_node_holds_only_her_folder_and_her_token_gets_only_herself(swarm_hub, swarm_nodes, mallory):
+    """Her node mounts every student's folder; her server, only hers: nothing of a classmate,
+    the gradebook, the solutions or the roster is in it, and her token (which any code she runs
+    holds) reads and makes nothing but herself."""
+    client, name = swarm_nodes.client, swarm_hub["name"]
+    task = _task_of(client, f"{name}-lab-mallory")
+    container = task["Status"]["ContainerStatus"]["ContainerID"]
+    mounts = json.loads(_node_of(swarm_nodes, task).docker("inspect", "--format", "{{json .Mounts}}", container))
+    binds = {m["Source"]: m["Destination"] for m in mounts if m["Type"] == "bind"}
+    assert binds == {f"{homes.mount_point(name)}/mallory": "/home/jovyan/work"}
+    assert _in_server(swarm_nodes, task, test_attacks.FILES_WALK) == {"hits": []}
+    assert _in_server(swarm_nodes, task, test_attacks.TOKEN_PROBE) == {"users": 403, "tokens": 403, "bob": 404}
+
+
 @pytest.fixture(scope="module")
 def swarm_class(tmp_path_factory, course, swarm_nodes, cpu_image):
     """The class's queue on the swarm: its overlay network, Redis with TLS on the manager, two
     workers on the nodes labelled for grading; and the submissions."""
     client = swarm_nodes.client
     build_redis(client, REPO, say=lambda _: None)  # seconds from the layer cache
-    checkout = class_course(Course(course.root))
+    checkout = class_course(Course(course.root), TEST_LIMITS + LARGEST_SANDBOX)
     deployment = new_class(tmp_path_factory.mktemp("swarmclass"), checkout)
     submitted = tmp_path_factory.mktemp("swarm-submitted")
     for student, wrong in STUDENTS.items():
@@ -376,3 +445,10 @@ def test_the_broker_password_reaches_workers_as_a_secret_never_in_the_service_sp
     assert {s["File"]["Name"] for s in container["Secrets"]} == set(swarm_queue.SECRETS)
     # The image's probe is JupyterLab's, which a worker does not run: Swarm would kill it as unhealthy.
     assert container["Healthcheck"]["Test"] == ["NONE"]
+
+
+def test_a_worker_holds_its_node_to_the_largest_sandbox_it_may_start(swarm_class):
+    """Automatic concurrency, so one sandbox at once at least, of 03's 3g (LARGEST_SANDBOX):
+    Swarm places a worker only on a node whose reservations leave that much."""
+    resources = swarm_class["service"].attrs["Spec"]["TaskTemplate"]["Resources"]
+    assert resources["Reservations"]["MemoryBytes"] == 3 * 2**30

@@ -42,6 +42,29 @@ def test_the_registry_s_certificate_names_the_manager_s_address_as_an_engine_che
     cert.verify_directly_issued_by(x509.load_pem_x509_certificate(made.ca.read_bytes()))
 
 
+def test_the_registry_s_certificate_and_ca_follow_the_manager_s_address(tmp_path):
+    """An engine checks the registry by the address it pulls from: a manager that moved gets a
+    certificate for its new address, from a new CA (the old one's key is gone), and keeps it."""
+    first = class_tls.issue(tmp_path, "registry", "10.0.0.5")
+    old_ca = first.ca.read_bytes()
+    moved = class_tls.issue(tmp_path, "registry", "10.0.0.9")
+    assert class_tls.named(moved) == "10.0.0.9" and moved.ca.read_bytes() != old_ca
+    kept = moved.cert.read_bytes()
+    assert class_tls.issue(tmp_path, "registry", "10.0.0.9").cert.read_bytes() == kept
+
+
+def test_a_worker_secret_s_name_changes_with_its_value():
+    """A Swarm secret cannot change: a class directory made anew (a new password) must not find
+    its workers reading the old one under the same name."""
+    from autograder.hub import swarm_queue
+
+    first = swarm_queue.secret_name("jaxcourse-c", "broker", "rediss://:one@jaxcourse-c-redis:6379/0")
+    again = swarm_queue.secret_name("jaxcourse-c", "broker", "rediss://:one@jaxcourse-c-redis:6379/0")
+    other = swarm_queue.secret_name("jaxcourse-c", "broker", "rediss://:two@jaxcourse-c-redis:6379/0")
+    assert first == again and first != other and first.startswith("jaxcourse-c-broker-")
+    assert "one" not in first  # the name shows no part of the value
+
+
 def test_the_homes_keys_are_made_once_and_known_hosts_follows_the_address(tmp_path):
     first = homes.keys(tmp_path, "10.0.0.5")
     node_key = first.node_key.read_bytes()
