@@ -39,4 +39,5 @@ PIDS_LIMIT = "JAXCOURSE_PIDS_LIMIT"  # each student's server's processes and thr
 IDLE_TIMEOUT = "JAXCOURSE_IDLE_TIMEOUT"  # seconds before an idle server is stopped
 NODE_IMAGE_FILE = "JAXCOURSE_NODE_IMAGE_FILE"  # across a swarm, a file naming the student image as nodes pull it
 SWARM_HOMES = "JAXCOURSE_SWARM_HOMES"  # where each node mounts the class's homes: students' servers are Swarm services
+SWARM_ENCRYPTED = "JAXCOURSE_SWARM_ENCRYPTED"  # 1: students' overlay networks are encrypted (the kernel has ESP)
 SCRATCH = "JAXCOURSE_SCRATCH"  # each server's home and /tmp, in memory

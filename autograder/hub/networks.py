@@ -9,7 +9,7 @@ class's pool (``[hub] server_subnets``), chosen among those no Docker network us
 
 On a swarm (``hub up --swarm``) the network is an attachable overlay instead, internal too, so
 that the server may run on any node and the hub's container still joins it; an overlay has no
-gateway on any host for the server to reach.
+gateway on any host for the server to reach. It is encrypted (IPsec) where the kernel can.
 
 Called from the hub's configuration (``docker/hub/jupyterhub_config.py``) before a server
 starts and after it stops.
@@ -35,19 +35,28 @@ class NetworkError(JaxcourseError):
 
 
 def attach(client: DockerClient, name: str, hub: str, labels: dict[str, str], pool: str, user: str,
-           overlay: bool = False) -> str:  # fmt: skip
-    """The network ``name`` of ``user``'s server, made when missing, with the hub's container in it."""
+           overlay: bool = False, encrypted: bool = False) -> str:  # fmt: skip
+    """The network ``name`` of ``user``'s server, made when missing (an overlay, ``encrypted``
+    when asked, or a bridge), with the hub's container in it."""
     from docker.types import IPAMConfig, IPAMPool
 
     network = _named(client, name)
     if network is None:
         ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=free_subnet(client, pool))])
-        kind = {"driver": "overlay", "attachable": True} if overlay else {"driver": "bridge", "options": INHIBIT}
+        kind = {"driver": "overlay", "attachable": True, "options": {"encrypted": ""} if encrypted else {}}
+        kind = kind if overlay else {"driver": "bridge", "options": INHIBIT}
         network = client.networks.create(name, internal=True, ipam=ipam, labels={**labels, USER_LABEL: user}, **kind)
-    network.reload()
-    if not any(c.name == hub for c in network.containers):
+    if not has(network, hub):
         network.connect(hub)
     return name
+
+
+def has(network: Any, container: str) -> bool:
+    """Whether the container named ``container`` is in ``network``, by the network's own endpoint
+    list: an overlay's also holds a load balancer that is no container, on which docker-py's
+    ``Network.containers`` fails looking it up."""
+    network.reload()
+    return container in {end.get("Name") for end in (network.attrs.get("Containers") or {}).values()}
 
 
 def detach(client: DockerClient, name: str, hub: str) -> None:

@@ -1,8 +1,10 @@
-"""``hub up --swarm``: the class across the Docker Swarm this engine manages. The hub, Redis, the
-grading service, the work folders' server and the image registry (``registry.py``) stay on the
-manager; students' servers are Swarm services on the nodes labelled ``jaxcourse.lab=yes``
-(``docker/hub/jupyterhub_config.py``), with their work folders over sshfs (``homes.py``);
-grading workers on those labelled ``jaxcourse.grade=yes`` (``swarm_queue.py``)."""
+"""``hub up --swarm``: the class across the Docker Swarm this engine manages. Redis and the grading
+service are Swarm services pinned to the manager, grading workers a service on the nodes labelled
+``jaxcourse.grade=yes`` (``swarm_queue.py``); students' servers are Swarm services on those
+labelled ``jaxcourse.lab=yes`` (``docker/hub/jupyterhub_config.py``), with their work folders
+over sshfs (``homes.py``). The hub, the work folders' server and the image registry
+(``registry.py``) stay containers on the manager: each publishes a port on one address, which a
+Swarm service cannot (its ports bind every interface)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..core import environment
 from ..core.files import write_atomic
+from ..engine import swarm
 from . import deploy, homes, registry, swarm_queue
 from .images import build_homes
 
@@ -36,9 +39,13 @@ def prepare_hub(client: DockerClient, deployment: deploy.Deployment, images: dep
     deploy.start(client, say, f"{deployment.name}-homes", None, renew=True, **options)
     say(f"on each node labelled {homes.LAB_LABEL}=yes, with {made.folder} copied to the same path, run as root: "
         f"{shlex.join(homes.mount_command(deployment.name, address, made))}")  # fmt: skip
+    if not swarm.esp_available():
+        say("students' server networks are not encrypted: this kernel has no IPsec ESP (CONFIG_INET_ESP); a server's "
+            "traffic with the hub crosses hosts in the clear, so keep the nodes on a private network")  # fmt: skip
     named = deployment.classdir.root / "hub" / "node-image"
     write_atomic(named, images.for_nodes(images.student) + "\n")
-    return {environment.SWARM_HOMES: homes.mount_point(deployment.name), environment.NODE_IMAGE_FILE: str(named)}
+    return {environment.SWARM_HOMES: homes.mount_point(deployment.name), environment.NODE_IMAGE_FILE: str(named),
+            environment.SWARM_ENCRYPTED: "1" if swarm.esp_available() else ""}  # fmt: skip
 
 
 ACROSS_THE_SWARM = deploy.Placement(publish, swarm_queue.start, prepare_hub)

@@ -38,6 +38,7 @@ SUBNETS = env.get(environment.SERVER_SUBNETS, "10.213.0.0/16")  # each server's 
 WORK_QUOTA = env.get(environment.WORK_QUOTA, "10g")  # each user's work folder, at most
 SWARM_HOMES = env.get(environment.SWARM_HOMES, "")  # set by `hub up --swarm`: where nodes mount the homes
 NODE_IMAGE_FILE = env.get(environment.NODE_IMAGE_FILE, "")  # ... and a file naming the image nodes pull
+ENCRYPTED = env.get(environment.SWARM_ENCRYPTED) == "1"  # ... and whether its overlays can be encrypted
 STUDENT_HOME = "/home/jovyan/work"
 EXCHANGE_PORT = 10101
 
@@ -135,7 +136,7 @@ def prepare_server(spawner):
     grade in their sandboxes."""
     spawner.network_name = networks.attach(docker.from_env(), network_of(spawner), HUB_NAME,
                                            {"jaxcourse.class": CLASS_NAME}, SUBNETS, spawner.user.name,
-                                           overlay=bool(SWARM_HOMES))  # fmt: skip
+                                           overlay=bool(SWARM_HOMES), encrypted=ENCRYPTED)  # fmt: skip
     why = quota.over(CLASS_DIR / "home" / spawner.user.name, quota.size_bytes(WORK_QUOTA))
     if why:
         raise RuntimeError(why)  # the hub shows it on the spawn page: the server does not start
