@@ -51,7 +51,7 @@ LOCAL_DOMAIN = "jaxcourse.localhost"
 READY_S = 180.0
 LABEL = "jaxcourse.class"  # value: the class's name, on every container, network and volume it owns
 DIR_LABEL = "jaxcourse.class-dir"  # value: the class directory a container serves
-OPTIONS_LABEL = "jaxcourse.options"  # value: the digest of the options a renewable container runs from
+OPTIONS_LABEL = "jaxcourse.options"  # value: the digest of what a renewable container or a service runs from
 
 
 class HubError(JaxcourseError):
@@ -190,12 +190,10 @@ def source_repo() -> Path:
 
 def _rejoin(client: DockerClient, deployment: Deployment) -> None:
     """A hub container made anew (its old one had gone) joins the networks of the servers that
-    still run, so that they are in its reach again (``hub/networks.py``). Names come from the
-    network's own endpoint list: an overlay's holds a load balancer that is no container."""
+    still run, so that they are in its reach again (``hub/networks.py``)."""
     hub = f"{deployment.name}-hub"
     for network in client.networks.list(filters={"label": [f"{LABEL}={deployment.name}", networks.USER_LABEL]}):
-        network.reload()
-        if hub not in {end.get("Name") for end in (network.attrs.get("Containers") or {}).values()}:
+        if not networks.has(network, hub):
             network.connect(hub)
 
 
@@ -212,8 +210,7 @@ def start(client: DockerClient, say: Say, name: str, ready: Callable[[Container]
     from docker.errors import NotFound
 
     if renew:
-        digest = hashlib.sha256(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
-        options = {**options, "labels": {**options["labels"], OPTIONS_LABEL: digest}}
+        options = {**options, "labels": {**options["labels"], OPTIONS_LABEL: digest(options)}}
     try:
         existing = client.containers.get(name)
         serves = (existing.labels or {}).get(DIR_LABEL)
@@ -231,6 +228,12 @@ def start(client: DockerClient, say: Say, name: str, ready: Callable[[Container]
     if ready is not None:
         ready(container)
     say(f"{name}: started")
+
+
+def digest(options: dict[str, Any]) -> str:
+    """What a container or a service runs from, in a label, so that ``up`` again can tell
+    whether it is to be replaced."""
+    return hashlib.sha256(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def wait_healthy(container: Container) -> None:
@@ -360,15 +363,17 @@ def down(deployment: Deployment, say: Say = print) -> int:
 
     client = images.connect()
     mine_only = {"label": f"{LABEL}={deployment.name}"}
+    on_a_swarm = client.info()["Swarm"].get("ControlAvailable")  # a class whose queue is on a swarm
+    for service in client.services.list(filters=mine_only) if on_a_swarm else ():
+        service.remove()  # first, or Swarm would start again the tasks removed below
     mine = client.containers.list(all=True, filters=mine_only)
     mine += client.containers.list(all=True, filters={"name": f"^{deployment.name}-lab-"})
     for container in {c.id: c for c in mine}.values():
         remove(container)
     for sandbox in _sandboxes_of(client, mine):  # what a worker or an instructor was grading
         remove(sandbox)
-    if client.info()["Swarm"].get("ControlAvailable"):  # a class whose queue is on a swarm
-        for owned in (*client.services.list(filters=mine_only), *client.secrets.list(filters=mine_only)):
-            owned.remove()
+    for secret in client.secrets.list(filters=mine_only) if on_a_swarm else ():
+        secret.remove()
     for network in client.networks.list(filters=mine_only):
         _remove_network(network)
     for volume in client.volumes.list(filters=mine_only):

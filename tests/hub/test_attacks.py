@@ -7,7 +7,6 @@ in her container (`docker exec`, as her terminal would)."""
 
 from __future__ import annotations
 
-import base64
 import json
 import socket
 import subprocess
@@ -15,6 +14,7 @@ import time
 
 import pytest
 
+from ..helpers import attacks
 from ..helpers.classroom import wait_for
 from ..helpers.course import ASSIGNMENT, NOTEBOOK, release_notebook
 from ..helpers.hub import subdomain
@@ -23,28 +23,6 @@ from ..helpers.network import PROBES, Listener
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 EXCHANGE = "/services/exchange/api"  # the path a raw request names (_raw gives its host)
-# Run in her server (on a swarm too, test_swarm.py): what of the class it holds, by name; what her token gets.
-# /opt/venv is the image's own packages, the same in every server (nbgrader ships a test gradebook.db).
-FILES_WALK = """
-import json, os
-hits = []
-for root, dirs, files in os.walk('/', onerror=lambda e: None):
-    dirs[:] = [d for d in dirs if os.path.join(root, d) not in ('/proc', '/sys', '/dev', '/opt/venv')]
-    hits += [os.path.join(root, n) for n in dirs + files if n in ('bob', 'alice', 'gradebook.db', 'solutions', 'roster.json')]
-print(json.dumps({"hits": hits}))
-"""
-TOKEN_PROBE = """
-import json, os, urllib.request, urllib.error
-def call(method, url):
-    req = urllib.request.Request(url, method=method, headers={"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]})
-    try:
-        return urllib.request.urlopen(req, timeout=20).status
-    except urllib.error.HTTPError as err:
-        return err.code
-api = os.environ["JUPYTERHUB_API_URL"]
-print(json.dumps({"users": call("GET", api + "/users"), "tokens": call("POST", api + "/users/mallory/tokens"),
-                  "bob": call("GET", api + "/users/bob")}))
-"""
 
 
 @pytest.fixture(scope="module")
@@ -66,61 +44,33 @@ def _in_her_server(container, code: str) -> dict:
     return json.loads(done.output.decode().strip().splitlines()[-1])
 
 
-def _exchange(user, method: str, path: str, **kwargs):
-    """A call to the exchange's API through the proxy, on the origin the hub gives the service."""
-    return user.service(method, "exchange", f"api/{path}", **kwargs)
-
-
 def _raw(hub) -> tuple[str, str]:
     """Where a raw request to the exchange goes: this machine's published port, with the Host
     header the proxy routes on (the service's own origin)."""
     return "127.0.0.1", subdomain(hub["users"]["mallory"].hub, "exchange", "service").split("://", 1)[1]
 
 
-def _submit(user, files: dict[str, bytes], **extra):
-    body = {"files": {n: base64.b64encode(d).decode() for n, d in files.items()}, **extra}
-    return _exchange(user, "POST", f"assignments/{ASSIGNMENT}/submissions", json=body)
-
-
 def test_her_container_holds_no_one_elses_files(hub, her_container):
     mounts = {m["Source"]: m["Destination"] for m in her_container.attrs["Mounts"]}
     assert mounts == {str(hub["classdir"] / "home" / "mallory"): "/home/jovyan/work"}
-    found = _in_her_server(her_container, FILES_WALK)
+    found = _in_her_server(her_container, attacks.FILES_WALK)
     assert found["hits"] == []
 
 
 def test_the_exchange_shows_her_only_her_own(hub, mallory):
-    listing = _exchange(mallory, "GET", "assignments").json()
-    assert listing["student"] == "mallory"
-    assert all(s["assignment"] == ASSIGNMENT for s in listing["submissions"])  # and none of bob's or alice's
-    feedback = _exchange(mallory, "GET", f"assignments/{ASSIGNMENT}/feedback?student=bob").json()
-    assert feedback["submissions"] == []  # alice and bob have feedback; a query cannot name them
-    for path in ("assignments/..%2Finbound%2Fbob/files", "assignments/../inbound/bob/files", "students/bob/feedback"):
-        got = _exchange(mallory, "GET", path)
-        assert got.status_code == 404, (path, got.status_code)
+    attacks.the_exchange_shows_her_only_her_own(mallory)
 
 
 def test_without_a_token_or_with_a_forged_one_the_exchange_refuses(hub, mallory):
-    anonymous = _exchange(mallory, "GET", "assignments", headers={"Authorization": ""})
-    forged = _exchange(mallory, "GET", "assignments", headers={"Authorization": "token not-a-token"})
-    assert anonymous.status_code in (302, 403) and forged.status_code in (302, 403)
+    attacks.without_a_real_token_the_exchange_refuses(mallory)
 
 
 def test_a_submission_is_filed_under_her_name_whatever_it_claims(hub, mallory):
-    before = len(list((hub["classdir"] / "exchange" / "inbound" / "bob").glob(f"{ASSIGNMENT}/*")))
-    got = _submit(mallory, {"claims.txt": b"I am bob"}, student="bob")
-    assert got.status_code == 201, got.text
-    assert len(list((hub["classdir"] / "exchange" / "inbound" / "bob").glob(f"{ASSIGNMENT}/*"))) == before
-    assert list((hub["classdir"] / "exchange" / "inbound" / "mallory" / ASSIGNMENT).glob("*/claims.txt"))
+    attacks.a_submission_is_filed_under_her_name(hub["classdir"], mallory)
 
 
 def test_released_files_and_others_feedback_cannot_be_written(hub, mallory):
-    for method, path in [("PUT", f"assignments/{ASSIGNMENT}/files"), ("DELETE", f"assignments/{ASSIGNMENT}/files"),
-                         ("POST", f"assignments/{ASSIGNMENT}/feedback"), ("PUT", f"assignments/{ASSIGNMENT}/feedback")]:  # fmt: skip
-        got = _exchange(mallory, method, path, json={"files": {}})
-        assert got.status_code == 405, (method, path, got.status_code)
-    got = _submit(mallory, {"../../outbound/01_collectives/01_collectives.ipynb": b"{}"})
-    assert got.status_code == 400 and "is not allowed: use plain relative names" in got.json()["error"]
+    attacks.released_files_and_feedback_cannot_be_written(mallory)
 
 
 def test_the_hub_api_gives_her_token_nothing_but_herself(hub, mallory, her_container):
@@ -128,7 +78,7 @@ def test_the_hub_api_gives_her_token_nothing_but_herself(hub, mallory, her_conta
     assert mallory.api("GET", "/hub/api/users/bob").status_code == 404  # not even whether bob exists
     assert mallory.api("POST", "/hub/api/users/bob/server").status_code in (403, 404)
     # The token her server holds (and so any code she runs) is narrower still: no token making.
-    seen = _in_her_server(her_container, TOKEN_PROBE)
+    seen = _in_her_server(her_container, attacks.TOKEN_PROBE)
     assert seen == {"users": 403, "tokens": 403, "bob": 404}
 
 
@@ -198,7 +148,7 @@ def test_a_notebook_no_grader_can_read_is_refused_with_the_reason(hub, mallory, 
     kind.write(tmp_path / NOTEBOOK, release_notebook(course))
     inbound = hub["classdir"] / "exchange" / "inbound" / "mallory"
     before = sorted(inbound.rglob("*")) if inbound.is_dir() else []
-    answer = _submit(mallory, {NOTEBOOK: (tmp_path / NOTEBOOK).read_bytes()})
+    answer = attacks.submit(mallory, {NOTEBOOK: (tmp_path / NOTEBOOK).read_bytes()})
     assert answer.status_code == 400 and kind.reason in answer.json()["error"], answer.text
     assert (sorted(inbound.rglob("*")) if inbound.is_dir() else []) == before
 
@@ -211,7 +161,7 @@ def test_an_upload_the_exchange_refuses_leaves_nothing_and_makes_no_student(hub,
     once her junk is, in test_her_junk_is_graded_as_what_it_is)."""
     exchange = hub["classdir"] / "exchange"
     for files in ({"a": b"1", "a/b": b"2"}, {"nb\x00.ipynb": b"{}"}, {"x" * 300 + ".ipynb": b"{}"}):
-        got = _submit(mallory, {NOTEBOOK: b"{}", **files})
+        got = attacks.submit(mallory, {NOTEBOOK: b"{}", **files})
         assert got.status_code == 400 and "is not allowed" in got.json()["error"], got.text
     staging = exchange / "staging"
     assert not (staging.is_dir() and list(staging.iterdir()))
@@ -224,7 +174,7 @@ def test_an_upload_the_exchange_refuses_leaves_nothing_and_makes_no_student(hub,
 def test_a_thousand_submissions_stop_at_the_limit_with_a_message(hub, mallory):
     codes, last = {}, None
     for _ in range(1000):
-        last = _submit(mallory, {"junk.txt": b"x"})
+        last = attacks.submit(mallory, {"junk.txt": b"x"})
         codes[last.status_code] = codes.get(last.status_code, 0) + 1
     taken = len(list((hub["classdir"] / "exchange" / "inbound" / "mallory" / ASSIGNMENT).iterdir()))
     assert taken == 3 and codes.get(201, 0) <= 3 and codes[429] >= 997
@@ -297,24 +247,5 @@ def test_her_junk_is_graded_as_what_it_is(hub, mallory):
     assert ".incoming" not in journal.read_text()  # the planted folder sorts first: it was passed over
 
 
-def test_filling_her_work_folder_stops_her_server_until_she_clears_it(hub, client, mallory, her_container):
-    """Her server's root is read-only and its home is memory of a fixed size; her work folder is
-    the one disk she can fill, and past the class's quota (50 MB here) her server is stopped, a
-    note says why, and the hub will not start it again while the folder stays over."""
-    root = her_container.exec_run(["sh", "-c", "touch /opt/planted"], user="1000:100")
-    assert root.exit_code != 0 and b"Read-only file system" in root.output
-    filled = her_container.exec_run(["python", "-c", "open('/home/jovyan/work/big.bin', 'wb').write(b'x' * (60 << 20))"],
-                                    user="1000:100")  # fmt: skip
-    assert filled.exit_code == 0, filled.output.decode()
-    folder = hub["classdir"] / "home" / "mallory"
-    try:
-        wait_for(lambda: not mallory.api("GET", "/hub/api/users/mallory").json().get("servers"), 60,
-                 "the quota service to stop her server")  # fmt: skip
-        assert "more than the class's quota of 50 MB" in (folder / "OVER_QUOTA.txt").read_text()
-        asked = mallory.api("POST", "/hub/api/users/mallory/server")
-        time.sleep(5)
-        running = mallory.api("GET", "/hub/api/users/mallory").json().get("servers", {}).get("", {})
-        assert not running.get("ready"), (asked.status_code, asked.text[:500], running)
-    finally:
-        (folder / "big.bin").unlink(missing_ok=True)
-        (folder / "OVER_QUOTA.txt").unlink(missing_ok=True)
+def test_filling_her_work_folder_stops_her_server_until_she_clears_it(hub, mallory, her_container):
+    attacks.over_quota_stops_her_server(hub["classdir"], mallory, lambda code: _in_her_server(her_container, code))

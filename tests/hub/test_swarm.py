@@ -29,6 +29,7 @@ from autograder.engine import swarm
 from autograder.hub import deploy, homes, registry, swarm_queue, swarm_tasks
 from autograder.hub.images import build_redis
 
+from ..helpers import attacks
 from ..helpers.classroom import TEST_LIMITS, assert_graded_as_here, class_course, container_ip, new_class, wait_for
 from ..helpers.course import ASSIGNMENT, REPO, solved_notebook, total, write_submission
 from ..helpers.hub import CLASS_RULES, User, jaxcourse, put_notebook, resolve_localhost_subdomains, save_logs, submitted
@@ -36,7 +37,6 @@ from ..helpers.net import free_port
 from ..helpers.network import PROBES, Listener
 from ..helpers.submissions import wrong_submission
 from ..helpers.swarm import local_swarm, restore
-from . import test_attacks
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -115,6 +115,12 @@ def _moved(client, service_name, lost):
     return wanted if moved else None
 
 
+def _task_container(client, service_name):
+    """The container of a service's task on this engine (the manager)."""
+    (container,) = client.containers.list(filters={"label": f"com.docker.swarm.service.name={service_name}"})
+    return container
+
+
 def _task_of(client, service_name):
     """The running task of a service whose node is up, or None."""
     return next(iter(_tasks_of(client, service_name)), None)
@@ -180,7 +186,7 @@ def test_her_server_reaches_the_hub_and_nothing_else_across_nodes(swarm_hub, swa
     assert alice["NodeID"] != bob["NodeID"]
     bob_ip = next(a["Addresses"][0].split("/")[0] for a in bob["NetworksAttachments"]
                   if a["Network"]["Spec"]["Name"] == f"{name}-lab-bob-net")  # fmt: skip
-    redis_ip = container_ip(client.containers.get(f"{name}-redis"), f"{name}-queue")
+    redis_ip = container_ip(_task_container(client, f"{name}-redis"), f"{name}-queue")
     manager = client.info()["Swarm"]["NodeAddr"]
     listener = Listener()
     targets = {"bob": [bob_ip, 8888], "redis": [redis_ip, 6379], "redis by name": [f"{name}-redis", 6379],
@@ -193,6 +199,11 @@ print(json.dumps({{"reached": {{k: connect(*v) for k, v in {targets!r}.items()}}
     assert (seen["api"], seen["proxy"], seen["exchange"]) == (200, 200, 200), seen
     assert all(result != "connected" for result in seen["reached"].values()), seen
     assert listener.connections == []
+    # Her network is encrypted where the kernel can carry it (IPsec ESP); where not, `hub up` said so.
+    options = client.networks.get(f"{name}-lab-alice-net").attrs["Options"] or {}
+    esp = swarm.esp_available()
+    assert ("encrypted" in options) == esp
+    assert ("server networks are not encrypted" in swarm_hub["up"]) == (not esp)
 
 
 def test_a_lost_node_restarts_its_students_elsewhere_with_their_work(swarm_hub, swarm_nodes):
@@ -253,29 +264,25 @@ def test_hub_up_again_leaves_the_class_running_and_drops_a_stale_secret(swarm_hu
     the workers keep the scale ``workers scale`` gave them and their tasks, and a secret of the
     class that no service names any more (an old password's) is removed."""
     client, name = swarm_nodes.client, swarm_hub["name"]
-    workers = client.services.get(f"{name}-workers")
-    tasks = {t["ID"] for t in _running_tasks(workers)}
-    kept = {c: client.containers.get(f"{name}-{c}").id for c in ("hub", "registry", "homes", "redis", "grading")}
+    services = [client.services.get(f"{name}-{s}") for s in ("workers", "redis", "grading")]
+    tasks = {t["ID"] for service in services for t in _running_tasks(service)}
+    kept = {c: client.containers.get(f"{name}-{c}").id for c in ("hub", "registry", "homes")}
     stale = client.secrets.create(name=swarm_queue.secret_name(name, "broker", "an old password"), data=b"old",
                                   labels={deploy.LABEL: name})  # fmt: skip
     again = jaxcourse(swarm_hub["course"].root, "hub", "up", "--swarm", "--class", str(swarm_hub["classdir"]),
                       "--port", str(swarm_hub["port"]))  # fmt: skip
     assert {c: client.containers.get(f"{name}-{c}").id for c in kept} == kept, again
     assert f"{name}-workers: 2 workers" in again
+    workers = services[0]
     workers.reload()
     assert workers.attrs["Spec"]["Mode"]["Replicated"]["Replicas"] == 2
-    assert {t["ID"] for t in _running_tasks(workers)} == tasks, "nothing changed: no task restarted"
+    assert {t["ID"] for service in services for t in _running_tasks(service)} == tasks, "no task restarted"
     names = {s.name for s in client.secrets.list(filters={"label": f"{deploy.LABEL}={name}"})}
-    named = {s["SecretName"] for s in workers.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]["Secrets"]}
+    named = {ref["SecretName"] for service in services
+             for ref in service.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]["Secrets"]}  # fmt: skip
     assert stale.name not in names and names == named
     image = workers.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]["Image"]
     assert (swarm_hub["classdir"] / "hub" / "node-image").read_text() == image + "\n"  # what new servers run
-
-
-@pytest.fixture(scope="module")
-def hub(swarm_hub):
-    """The swarm's class, as the single-host attack tests (``test_attacks.py``) take a class."""
-    return swarm_hub
 
 
 @pytest.fixture(scope="module")
@@ -286,17 +293,12 @@ def mallory(swarm_hub):
     return user
 
 
-# The single-host class's attacks on the exchange, run again here: the same tests, on the swarm's class.
-test_the_exchange_shows_her_only_her_own = test_attacks.test_the_exchange_shows_her_only_her_own
-test_without_a_token_or_with_a_forged_one_the_exchange_refuses = (
-    test_attacks.test_without_a_token_or_with_a_forged_one_the_exchange_refuses
-)
-test_a_submission_is_filed_under_her_name_whatever_it_claims = (
-    test_attacks.test_a_submission_is_filed_under_her_name_whatever_it_claims
-)
-test_released_files_and_others_feedback_cannot_be_written = (
-    test_attacks.test_released_files_and_others_feedback_cannot_be_written
-)
+def test_the_single_host_class_s_attacks_on_the_exchange_fail_on_the_swarm_too(swarm_hub, mallory):
+    """The exchange runs in the hub on the manager; her token comes from a server on a node."""
+    attacks.the_exchange_shows_her_only_her_own(mallory)
+    attacks.without_a_real_token_the_exchange_refuses(mallory)
+    attacks.a_submission_is_filed_under_her_name(swarm_hub["classdir"], mallory)
+    attacks.released_files_and_feedback_cannot_be_written(mallory)
 
 
 def test_her_server_on_a_node_holds_only_her_folder_and_her_token_gets_only_herself(swarm_hub, swarm_nodes, mallory):
@@ -309,8 +311,17 @@ def test_her_server_on_a_node_holds_only_her_folder_and_her_token_gets_only_hers
     mounts = json.loads(_node_of(swarm_nodes, task).docker("inspect", "--format", "{{json .Mounts}}", container))
     binds = {m["Source"]: m["Destination"] for m in mounts if m["Type"] == "bind"}
     assert binds == {f"{homes.mount_point(name)}/mallory": "/home/jovyan/work"}
-    assert _in_server(swarm_nodes, task, test_attacks.FILES_WALK) == {"hits": []}
-    assert _in_server(swarm_nodes, task, test_attacks.TOKEN_PROBE) == {"users": 403, "tokens": 403, "bob": 404}
+    assert _in_server(swarm_nodes, task, attacks.FILES_WALK) == {"hits": []}
+    assert _in_server(swarm_nodes, task, attacks.TOKEN_PROBE) == {"users": 403, "tokens": 403, "bob": 404}
+
+
+def test_filling_her_work_folder_from_a_node_stops_her_server_until_she_clears_it(swarm_hub, swarm_nodes, mallory):
+    """Her writes on a node land in the class directory on the manager (sshfs), where the hub's
+    quota service sees them and stops her server, on whichever node it runs."""
+    task = _task_of(swarm_nodes.client, f"{swarm_hub['name']}-lab-mallory")
+    attacks.over_quota_stops_her_server(
+        swarm_hub["classdir"], mallory, lambda code: _in_server(swarm_nodes, task, code)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -331,7 +342,7 @@ def swarm_class(tmp_path_factory, course, swarm_nodes, cpu_image):
         list(pool.map(lambda node: swarm.load_image(node, cpu_image), swarm_nodes.nodes))
     swarm_queue.start(client, deployment, deploy.ClassImages(cpu_image, cpu_image), said.append)  # its queue
     try:
-        redis = client.containers.get(f"{deployment.name}-redis")
+        redis = _task_container(client, f"{deployment.name}-redis")
         client.networks.get(swarm_nodes.network).connect(redis)  # the recorder here reaches it on the bridge
         scaled = _cli("workers", "scale", "2", "--class", str(deployment.classdir.root), root=checkout.root)
         assert scaled.returncode == 0 and scaled.stdout == f"{deployment.name}-workers: 2 workers\n", scaled
@@ -434,17 +445,26 @@ def test_scaling_workers_without_a_swarm_class_says_what_to_do(swarm_class, tmp_
                            "`jaxcourse hub up --swarm` first\n")  # fmt: skip
 
 
-def test_the_broker_password_reaches_workers_as_a_secret_never_in_the_service_spec(swarm_class):
-    service = swarm_class["service"]
-    service.reload()
+def test_the_queue_s_secrets_reach_its_services_as_files_never_in_a_service_spec(swarm_class, swarm_nodes):
+    """Redis, the recorder and the workers are Swarm services; Redis's password, the broker's
+    URL and the key outcomes are signed with are in none of their specs. Redis and the recorder
+    are pinned to the manager, which holds the class directory, by image ID (no registry asked)."""
+    client, name = swarm_nodes.client, swarm_class["deployment"].name
     password = swarm_class["deployment"].classdir.secret("redis_password")
     key = swarm_class["deployment"].classdir.secret("queue_key")
-    spec = json.dumps(service.attrs["Spec"])
-    assert password not in spec and key not in spec
-    container = service.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]
-    assert {s["File"]["Name"] for s in container["Secrets"]} == set(swarm_queue.SECRETS)
+    files = {"workers": set(swarm_queue.SECRETS), "grading": set(swarm_queue.SECRETS), "redis": {swarm_queue.PASSWORD}}
+    manager = client.info()["Swarm"]["NodeID"]
+    for short, expected in files.items():
+        spec = client.services.get(f"{name}-{short}").attrs["Spec"]
+        assert password not in json.dumps(spec) and key not in json.dumps(spec), short
+        container = spec["TaskTemplate"]["ContainerSpec"]
+        assert {s["File"]["Name"] for s in container["Secrets"]} == expected, short
+        if short != "workers":
+            assert spec["TaskTemplate"]["Placement"]["Constraints"] == [f"node.id=={manager}"], short
+            assert container["Image"].startswith("sha256:"), short
     # The image's probe is JupyterLab's, which a worker does not run: Swarm would kill it as unhealthy.
-    assert container["Healthcheck"]["Test"] == ["NONE"]
+    workers = client.services.get(f"{name}-workers").attrs["Spec"]["TaskTemplate"]["ContainerSpec"]
+    assert workers["Healthcheck"]["Test"] == ["NONE"]
 
 
 def test_a_worker_holds_its_node_to_the_largest_sandbox_it_may_start(swarm_class):
@@ -452,3 +472,21 @@ def test_a_worker_holds_its_node_to_the_largest_sandbox_it_may_start(swarm_class
     Swarm places a worker only on a node whose reservations leave that much."""
     resources = swarm_class["service"].attrs["Spec"]["TaskTemplate"]["Resources"]
     assert resources["Reservations"]["MemoryBytes"] == 3 * 2**30
+
+
+def test_up_again_after_a_change_updates_only_what_changed_at_its_scale(swarm_class, swarm_nodes, cpu_image):
+    """A setting that changes the workers' spec: their service is updated in place, still at the
+    scale `workers scale` gave it; Redis and the recorder, whose specs did not change, are left
+    running (an update would restart them)."""
+    deployment, service = swarm_class["deployment"], swarm_class["service"]
+    redis = _task_container(swarm_nodes.client, f"{deployment.name}-redis").id
+    settings = deployment.checkout.root / "jaxcourse.toml"
+    settings.write_text(settings.read_text() + "[hub]\nworker_concurrency = 1\n")
+    said = []
+    swarm_queue.start(swarm_nodes.client, deployment, deploy.ClassImages(cpu_image, cpu_image), said.append)
+    for part in ("redis", "grading"):
+        assert f"{deployment.name}-{part}: a service, already running" in said, said
+    assert _task_container(swarm_nodes.client, f"{deployment.name}-redis").id == redis
+    service.reload()
+    assert "--concurrency 1" in service.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]["Command"][-1]
+    assert service.attrs["Spec"]["Mode"]["Replicated"]["Replicas"] == 2
