@@ -39,13 +39,14 @@ def prepare_hub(client: DockerClient, deployment: deploy.Deployment, images: dep
     deploy.start(client, say, f"{deployment.name}-homes", None, renew=True, **options)
     say(f"on each node labelled {homes.LAB_LABEL}=yes, with {made.folder} copied to the same path, run as root: "
         f"{shlex.join(homes.mount_command(deployment.name, address, made))}")  # fmt: skip
-    if not swarm.esp_available():
+    encrypted = swarm.esp_available()
+    if not encrypted:
         say("students' server networks are not encrypted: this kernel has no IPsec ESP (CONFIG_INET_ESP); a server's "
             "traffic with the hub crosses hosts in the clear, so keep the nodes on a private network")  # fmt: skip
     named = deployment.classdir.root / "hub" / "node-image"
     write_atomic(named, images.for_nodes(images.student) + "\n")
     return {environment.SWARM_HOMES: homes.mount_point(deployment.name), environment.NODE_IMAGE_FILE: str(named),
-            environment.SWARM_ENCRYPTED: "1" if swarm.esp_available() else ""}  # fmt: skip
+            environment.SWARM_ENCRYPTED: "1" if encrypted else ""}  # fmt: skip
 
 
 ACROSS_THE_SWARM = deploy.Placement(publish, swarm_queue.start, prepare_hub)

@@ -4,10 +4,13 @@ running its own engine (``tests/helpers/swarm.py``), built once for this module.
 - ``hub up --swarm``: students' servers land on the nodes, each on an overlay network of its own
   with the hub's container; each student submits and gets feedback, graded by workers on the
   nodes; a server reaches the hub, the proxy and the exchange, and nothing else across nodes; a
-  node lost restarts its students' servers on the other node with their work intact.
-- The queue alone: Redis on the manager speaking TLS, two workers on two nodes; one node lost in
-  the middle of a job, and the class still graded, every student once, each grade equal to the
-  local grader's.
+  node lost restarts its students' servers on the other node with their work intact; the
+  single-host class's attacks (the exchange, her folder, her token, her quota) fail here too;
+  ``hub up`` again leaves what did not change running.
+- The queue alone: Redis and the recorder services on the manager, Redis speaking TLS, two
+  workers on two nodes; one node lost in the middle of a job, and the class still graded, every
+  student once, each grade equal to the local grader's; a changed setting updates the workers
+  alone, in place.
 """
 
 from __future__ import annotations
