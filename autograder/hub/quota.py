@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..core import environment
+from ..core import environment, internal_tls
 
 NOTE = "OVER_QUOTA.txt"
 _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -70,10 +70,11 @@ def main() -> None:  # run by the hub as a service; tests/hub tries it
     api, token = os.environ["JUPYTERHUB_API_URL"].rstrip("/"), os.environ["JUPYTERHUB_API_TOKEN"]
     home, quota = Path(os.environ[environment.CLASS_DIR]) / "home", size_bytes(os.environ[environment.WORK_QUOTA])
     every = float(os.environ.get(environment.QUOTA_EVERY, "60"))
+    tls = internal_tls.client_context(api)  # the hub's API by TLS where the class crosses hosts
 
     def call(method: str, path: str) -> Any:
         request = urllib.request.Request(f"{api}{path}", method=method, headers={"Authorization": f"token {token}"})
-        with urllib.request.urlopen(request, timeout=30) as answer:
+        with urllib.request.urlopen(request, timeout=30, context=tls) as answer:
             body = answer.read()
         return json.loads(body) if body else None
 

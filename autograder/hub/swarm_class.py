@@ -41,8 +41,8 @@ def prepare_hub(client: DockerClient, deployment: deploy.Deployment, images: dep
         f"{shlex.join(homes.mount_command(deployment.name, address, made))}")  # fmt: skip
     encrypted = swarm.esp_available()
     if not encrypted:
-        say("students' server networks are not encrypted: this kernel has no IPsec ESP (CONFIG_INET_ESP); a server's "
-            "traffic with the hub crosses hosts in the clear, so keep the nodes on a private network")  # fmt: skip
+        say("students' server networks are not encrypted: this kernel has no IPsec ESP (CONFIG_INET_ESP); the hub's "
+            "own TLS still protects a server's traffic with the hub, the proxy and the exchange")  # fmt: skip
     named = deployment.classdir.root / "hub" / "node-image"
     write_atomic(named, images.for_nodes(images.student) + "\n")
     return {environment.SWARM_HOMES: homes.mount_point(deployment.name), environment.NODE_IMAGE_FILE: str(named),

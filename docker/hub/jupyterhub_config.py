@@ -15,6 +15,7 @@ environment variables (JAXCOURSE_*), so this one file serves every class. What i
   a node labelled jaxcourse.lab=yes, its work folder that node's mount of the class's homes.
 """
 
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ from pathlib import Path
 import docker
 
 from autograder.core import environment
-from autograder.hub import homes, networks, quota, swarm_tasks
+from autograder.hub import homes, networks, quota, server_tls, swarm_tasks
 
 c = get_config()  # noqa: F821 (JupyterHub provides it)
 env = os.environ
@@ -34,25 +35,39 @@ IMAGE = env[environment.IMAGE]
 PREFIX = env[environment.PREFIX]  # students' containers are named PREFIX-<username>
 COURSE_ROOT = env.get(environment.COURSE_ROOT, "")  # the instructor's checkout, for instructors' servers
 CLASS_NAME = env.get(environment.CLASS_NAME, HUB_NAME.removesuffix("-hub"))  # labels what the class owns
+CLASS_LABELS = {"jaxcourse.class": CLASS_NAME}  # `hub down` finds what carries them
 SUBNETS = env.get(environment.SERVER_SUBNETS, "10.213.0.0/16")  # each server's network takes a /28
 WORK_QUOTA = env.get(environment.WORK_QUOTA, "10g")  # each user's work folder, at most
 SWARM_HOMES = env.get(environment.SWARM_HOMES, "")  # set by `hub up --swarm`: where nodes mount the homes
 NODE_IMAGE_FILE = env.get(environment.NODE_IMAGE_FILE, "")  # ... and a file naming the image nodes pull
 ENCRYPTED = env.get(environment.SWARM_ENCRYPTED) == "1"  # ... and whether its overlays can be encrypted
 STUDENT_HOME = "/home/jovyan/work"
-EXCHANGE_PORT = 10101
+EXCHANGE_PORT = 10101  # the proxy's way in; on one host, students' servers' too
+EXCHANGE_TLS_PORT = 10102  # students' servers' way in, by TLS, on a swarm
 
 # ---- the hub and its proxy -------------------------------------------------------------------
 # The proxy (started by the hub, in this container) is the only port published, by `hub up`, on
 # 127.0.0.1 unless told otherwise. The hub's own API listens on the class network only.
 # With a certificate (`hub up --tls-cert/--tls-key`, required to publish beyond this machine) the
-# proxy speaks HTTPS; the class network inside stays plain HTTP (the hub API, the exchange).
+# proxy speaks HTTPS. Inside, on one host, the class network is plain HTTP (the hub API, the
+# exchange, the proxy to each server): it never leaves this machine's kernel.
 TLS = Path("/etc/jaxcourse/tls")
 if (TLS / "cert.pem").is_file():
     c.JupyterHub.ssl_cert, c.JupyterHub.ssl_key = str(TLS / "cert.pem"), str(TLS / "key.pem")
 c.JupyterHub.bind_url = f"{'https' if (TLS / 'cert.pem').is_file() else 'http'}://0.0.0.0:8000"
-c.JupyterHub.hub_bind_url = "http://0.0.0.0:8081"
-c.JupyterHub.hub_connect_url = f"http://{HUB_NAME}:8081"
+# On a swarm it crosses hosts, on overlays a kernel without IPsec ESP leaves unencrypted: every part
+# speaks TLS with a certificate from the class's own CAs (JupyterHub's internal_ssl), and asks its
+# caller for one. The CAs stay in the class directory, so running servers stay trusted when the hub
+# restarts; each server's key reaches only its node, as a Swarm secret (move_certs, below).
+INTERNAL_TLS = bool(SWARM_HOMES)
+INSIDE = "https" if INTERNAL_TLS else "http"
+CERTS = CLASS_DIR / "hub" / "internal-ssl"
+c.JupyterHub.hub_bind_url = f"{INSIDE}://0.0.0.0:8081"
+c.JupyterHub.hub_connect_url = f"{INSIDE}://{HUB_NAME}:8081"
+if INTERNAL_TLS:
+    c.JupyterHub.internal_ssl = True
+    c.JupyterHub.internal_certs_location = str(CERTS)
+    c.JupyterHub.trusted_alt_names = [f"DNS:{HUB_NAME}"]  # servers reach the hub, and the exchange, by this name
 # Each user's server on an origin of its own (<user>.localhost, or <user>.<--domain>): whatever a
 # student's server hands a browser (a lab extension she planted, a notebook's output) cannot read
 # the hub's cookies or call its API as whoever opened her lab, an instructor included.
@@ -108,8 +123,9 @@ c.DockerSpawner.extra_host_config = {
 # here, every 30 s is plenty (the probe itself is the image's).
 c.DockerSpawner.extra_create_kwargs = {"healthcheck": {"interval": 30 * 10**9}}
 c.DockerSpawner.environment = {
-    # The exchange, through the proxy; the server's own hub token identifies the student.
-    environment.EXCHANGE_URL: f"http://{HUB_NAME}:{EXCHANGE_PORT}/services/exchange/",
+    # The exchange, on the class network; the server's own hub token identifies the student.
+    environment.EXCHANGE_URL: f"{INSIDE}://{HUB_NAME}:{EXCHANGE_TLS_PORT if INTERNAL_TLS else EXCHANGE_PORT}"
+    "/services/exchange/",
 }
 c.Spawner.default_url = "/lab/tree/START_HERE.md"
 c.Spawner.start_timeout = 120
@@ -135,14 +151,13 @@ def prepare_server(spawner):
     formgrader's Autograde, ask the class's grading service (`--sandbox service`), whose workers
     grade in their sandboxes."""
     spawner.network_name = networks.attach(docker.from_env(), network_of(spawner), HUB_NAME,
-                                           {"jaxcourse.class": CLASS_NAME}, SUBNETS, spawner.user.name,
+                                           CLASS_LABELS, SUBNETS, spawner.user.name,
                                            overlay=bool(SWARM_HOMES), encrypted=ENCRYPTED)  # fmt: skip
     why = quota.over(CLASS_DIR / "home" / spawner.user.name, quota.size_bytes(WORK_QUOTA))
     if why:
         raise RuntimeError(why)  # the hub shows it on the spawn page: the server does not start
-    owner = CLASS_DIR.stat()
-    instructor = spawner.user.admin and COURSE_ROOT
-    uid, gid = (owner.st_uid, owner.st_gid) if instructor else (1000, 100)
+    instructor = is_instructor(spawner)
+    uid, gid = runs_as(spawner)
     home = CLASS_DIR / "home" / spawner.user.name
     home.mkdir(parents=True, exist_ok=True)
     os.chown(home, uid, gid)
@@ -150,6 +165,16 @@ def prepare_server(spawner):
         as_instructor(spawner, f"{uid}:{gid}")
     if SWARM_HOMES:
         on_the_swarm(spawner, instructor, f"{uid}:{gid}")
+
+
+def is_instructor(spawner):
+    return bool(spawner.user.admin and COURSE_ROOT)
+
+
+def runs_as(spawner):
+    """The (uid, gid) a server runs as: a student's, jovyan's; an instructor's, the class's owner's."""
+    owner = CLASS_DIR.stat()
+    return (owner.st_uid, owner.st_gid) if is_instructor(spawner) else (1000, 100)
 
 
 def as_instructor(spawner, user):
@@ -188,11 +213,15 @@ def on_the_swarm(spawner, instructor, user):
     spawner.extra_container_spec = {
         "mounts": spawner.mounts + [Mount("/tmp", None, type="tmpfs", tmpfs_size=scratch, tmpfs_mode=0o1777),
                                     Mount("/home/jovyan", None, type="tmpfs", tmpfs_size=scratch, tmpfs_mode=0o1777)],
-        "read_only": True, "cap_drop": ["ALL"], "healthcheck": Healthcheck(interval=30 * 10**9),
+        "read_only": True, "cap_drop": ["ALL"], "healthcheck": Healthcheck(test=TLS_PROBE, interval=30 * 10**9),
         **({"user": user} if instructor else {}),
     }  # fmt: skip
 
 
+# The image's probe asks its server in plain HTTP; with internal TLS, a server takes only callers
+# the hub's CAs vouch for (the hub, the proxy), so a probe shows that it answers TLS on its port.
+TLS_PROBE = ["CMD", "python3", "-c", "import socket, ssl; ssl._create_unverified_context().wrap_socket("
+             "socket.create_connection(('127.0.0.1', 8888), timeout=3)).close()"]  # fmt: skip
 c.Spawner.pre_spawn_hook = prepare_server
 if SWARM_HOMES:
     from dockerspawner import SwarmSpawner
@@ -217,16 +246,37 @@ if SWARM_HOMES:
             except docker.errors.NotFound:  # the service went meanwhile
                 return None
 
+        @property
+        def volume_binds(self):
+            """Without DockerSpawner's certificates volume, a name a node could not resolve."""
+            return {source: bind for source, bind in super().volume_binds.items() if bind["bind"] != "/certs"}
+
+        async def move_certs(self, paths):
+            """Her server's key, certificate and trusted CAs reach her node as Swarm secrets
+            (autograder/hub/server_tls.py), readable by her server's user only."""
+            secrets, moved = await asyncio.to_thread(server_tls.as_secrets, docker.from_env(), CLASS_LABELS,
+                                                     self.service_name, paths, runs_as(self))  # fmt: skip
+            self.extra_container_spec = {**self.extra_container_spec, "secrets": secrets}
+            return moved
+
     c.JupyterHub.spawner_class = ClassSwarmSpawner
     # Swarm places by reservations: a node whose servers' reservations leave too little is passed over.
     c.ClassSwarmSpawner.mem_guarantee = env.get(environment.MEM_RESERVED, "160m").upper()
+    # The proxy checks a server's certificate against the name her browser asked for (her own
+    # subdomain: subdomain_host, above); the hub, against her service's name.
+    c.ClassSwarmSpawner.ssl_alt_names = lambda spawner: [
+        f"DNS:{spawner.internal_hostname}",
+        f"DNS:{spawner.user.domain}",
+    ]
     c.ClassSwarmSpawner.extra_endpoint_spec = {"mode": "dnsrr"}  # found by DNS: no virtual IP, so no IPVS needed
-    c.ClassSwarmSpawner.extra_create_kwargs = {"labels": {"jaxcourse.class": CLASS_NAME}}  # `hub down` finds them
+    c.ClassSwarmSpawner.extra_create_kwargs = {"labels": CLASS_LABELS}  # `hub down` finds them
 
 
 def release_server(spawner):
     """After a server stops, its network goes (made again at its next start)."""
     networks.detach(docker.from_env(), network_of(spawner), HUB_NAME)
+    if SWARM_HOMES:  # ... and so does its certificate
+        server_tls.forget(docker.from_env(), spawner.service_name)
 
 
 c.Spawner.post_stop_hook = release_server
@@ -234,8 +284,8 @@ c.Spawner.post_stop_hook = release_server
 # ---- services -------------------------------------------------------------------------------------
 c.JupyterHub.services = [
     {
-        # Reached by the proxy on 127.0.0.1 and by students' servers on the class network, at the
-        # same port: plain HTTP inside, whatever the proxy speaks outside.
+        # Reached by the proxy on 127.0.0.1 and by students' servers on the class network: at the
+        # same port on one host; on a swarm, by TLS at a port of their own (the service's listeners).
         "name": "exchange",
         "url": f"http://127.0.0.1:{EXCHANGE_PORT}",
         "command": [sys.executable, "-m", "autograder.delivery.exchange.service"],
@@ -243,6 +293,11 @@ c.JupyterHub.services = [
             environment.CLASS_DIR: str(CLASS_DIR),
             environment.CONFIG_DIR: "/etc/jaxcourse",
             environment.EXCHANGE_BIND: "0.0.0.0",
+            **(
+                {environment.EXCHANGE_TLS: str(CERTS), environment.EXCHANGE_TLS_PORT: str(EXCHANGE_TLS_PORT)}
+                if INTERNAL_TLS
+                else {}
+            ),
         },
     },
     {
@@ -262,6 +317,7 @@ c.JupyterHub.services = [
             "-m",
             "jupyterhub_idle_culler",
             f"--timeout={env.get(environment.IDLE_TIMEOUT, '3600')}",
+            *(["--ssl-enabled=True", f"--internal-certs-location={CERTS}"] if INTERNAL_TLS else []),
         ],
     },
 ]

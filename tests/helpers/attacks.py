@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .classroom import wait_for
 from .course import ASSIGNMENT
+from .network import PROBES
 
 # Run in her server: what of the class it holds, by name; what her token gets; filling her folder.
 # /opt/venv is the image's own packages, the same in every server (nbgrader ships a test gradebook.db).
@@ -22,18 +23,14 @@ for root, dirs, files in os.walk('/', onerror=lambda e: None):
     hits += [os.path.join(root, n) for n in dirs + files if n in ('bob', 'alice', 'gradebook.db', 'solutions', 'roster.json')]
 print(json.dumps({"hits": hits}))
 """
-TOKEN_PROBE = """
-import json, os, urllib.request, urllib.error
-def call(method, url):
-    req = urllib.request.Request(url, method=method, headers={"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]})
-    try:
-        return urllib.request.urlopen(req, timeout=20).status
-    except urllib.error.HTTPError as err:
-        return err.code
+TOKEN_PROBE = (
+    PROBES
+    + """
 api = os.environ["JUPYTERHUB_API_URL"]
-print(json.dumps({"users": call("GET", api + "/users"), "tokens": call("POST", api + "/users/mallory/tokens"),
-                  "bob": call("GET", api + "/users/bob")}))
+print(json.dumps({"users": http(api + "/users"), "tokens": http(api + "/users/mallory/tokens", method="POST"),
+                  "bob": http(api + "/users/bob")}))
 """
+)
 FILL_HER_FOLDER = """
 import json
 try:

@@ -28,19 +28,26 @@ class Listener:
 
 
 # What a probe from inside her container can call: connect(host, port), "connected" or the error's
-# name; http(url) with her server's own token, the status or the error's name.
+# name; http(url, method=) with her server's own token (and, for https, her server's certificate
+# unless cert=False), the status or the error's name.
 PROBES = """
-import json, os, socket, urllib.request, urllib.error
+import json, os, socket, ssl, urllib.request, urllib.error
 def connect(host, port):
     try:
         socket.create_connection((host, port), timeout=3).close()
         return "connected"
     except OSError as err:
         return type(err).__name__
-def http(url):
-    req = urllib.request.Request(url, headers={"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]})
+def tls(cert):
+    context = ssl.create_default_context(cafile=os.environ["JUPYTERHUB_SSL_CLIENT_CA"])
+    if cert:
+        context.load_cert_chain(os.environ["JUPYTERHUB_SSL_CERTFILE"], os.environ["JUPYTERHUB_SSL_KEYFILE"])
+    return context
+def http(url, cert=True, method="GET"):
+    req = urllib.request.Request(url, method=method,
+                                 headers={"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]})
     try:
-        return urllib.request.urlopen(req, timeout=20).status
+        return urllib.request.urlopen(req, timeout=20, context=tls(cert) if url.startswith("https:") else None).status
     except urllib.error.HTTPError as err:
         return err.code
     except OSError as err:

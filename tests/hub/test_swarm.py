@@ -29,7 +29,7 @@ import pytest
 from autograder.core import environment
 from autograder.core.course import Course
 from autograder.engine import swarm
-from autograder.hub import deploy, homes, registry, swarm_queue, swarm_tasks
+from autograder.hub import deploy, homes, registry, server_tls, swarm_queue, swarm_tasks
 from autograder.hub.images import build_redis
 
 from ..helpers import attacks
@@ -96,6 +96,7 @@ def swarm_hub(tmp_path_factory, course, swarm_nodes):
         save_logs(swarm_nodes.client, name, REPO / "build" / "test-artifacts" / "swarm-hub-logs")
         jaxcourse(checkout.root, "hub", "down", "--class", str(classdir))
         assert not client.volumes.list(filters={"label": f"{deploy.LABEL}={name}"}), "the registry's store goes too"
+        assert not client.secrets.list(filters={"label": f"{deploy.LABEL}={name}"}), "and every server's certificate"
         for node in swarm_nodes.nodes:
             node.container.reload()
             if node.container.status == "running":  # a node a later test lost has nothing mounted
@@ -183,7 +184,8 @@ def test_students_servers_land_on_both_nodes_and_each_gets_feedback(swarm_hub, s
 def test_her_server_reaches_the_hub_and_nothing_else_across_nodes(swarm_hub, swarm_nodes):
     """From alice's server on one node: the hub's API, its proxy and the exchange answer; bob's
     server on the other node, Redis, the work folders' server and a listener on the manager do
-    not."""
+    not. The hub's API and the exchange cross hosts by TLS only, and take only a caller whose
+    certificate the hub issued."""
     client, name = swarm_nodes.client, swarm_hub["name"]
     alice, bob = (_task_of(client, f"{name}-lab-{u}") for u in ("alice", "bob"))
     assert alice["NodeID"] != bob["NodeID"]
@@ -195,11 +197,18 @@ def test_her_server_reaches_the_hub_and_nothing_else_across_nodes(swarm_hub, swa
     targets = {"bob": [bob_ip, 8888], "redis": [redis_ip, 6379], "redis by name": [f"{name}-redis", 6379],
                "homes": [manager, homes.PORT], "manager": [manager, listener.port]}  # fmt: skip
     seen = _in_server(swarm_nodes, alice, PROBES + f"""
-print(json.dumps({{"reached": {{k: connect(*v) for k, v in {targets!r}.items()}},
-                  "api": http("http://{name}-hub:8081/hub/api/"), "proxy": http("http://{name}-hub:8000/hub/api/"),
-                  "exchange": http(os.environ["JAXCOURSE_EXCHANGE_URL"].rstrip("/") + "/api/assignments")}}))
+exchange = os.environ["JAXCOURSE_EXCHANGE_URL"].rstrip("/") + "/api/assignments"
+print(json.dumps({{"reached": {{k: connect(*v) for k, v in {targets!r}.items()}}, "exchange url": exchange,
+                  "api": http("https://{name}-hub:8081/hub/api/"), "proxy": http("http://{name}-hub:8000/hub/api/"),
+                  "exchange": http(exchange),
+                  "refused": {{"api in the clear": http("http://{name}-hub:8081/hub/api/"),
+                              "api without her certificate": http("https://{name}-hub:8081/hub/api/", cert=False),
+                              "exchange without her certificate": http(exchange, cert=False),
+                              "exchange in the clear": http("http://{name}-hub:10101/services/exchange/api/assignments")}}}}))
 """)  # fmt: skip
     assert (seen["api"], seen["proxy"], seen["exchange"]) == (200, 200, 200), seen
+    assert seen["exchange url"].startswith(f"https://{name}-hub:"), seen
+    assert all(isinstance(why, str) for why in seen["refused"].values()), seen  # no HTTP status: no answer at all
     assert all(result != "connected" for result in seen["reached"].values()), seen
     assert listener.connections == []
     # Her network is encrypted where the kernel can carry it (IPsec ESP); where not, `hub up` said so.
@@ -207,6 +216,37 @@ print(json.dumps({{"reached": {{k: connect(*v) for k, v in {targets!r}.items()}}
     esp = swarm.esp_available()
     assert ("encrypted" in options) == esp
     assert ("server networks are not encrypted" in swarm_hub["up"]) == (not esp)
+
+
+def test_her_server_speaks_tls_only_with_a_key_that_travels_as_a_swarm_secret(swarm_hub, swarm_nodes):
+    """The proxy and the hub reach her server across hosts by TLS: it refuses plain HTTP and
+    answers the hub's certificate under its service's name. Her key, certificate and CAs are
+    Swarm secrets, readable by her server's user only, never in her service's spec."""
+    client, name = swarm_nodes.client, swarm_hub["name"]
+    service = client.services.get(f"{name}-lab-alice").attrs
+    spec = service["Spec"]["TaskTemplate"]["ContainerSpec"]
+    files = {ref["File"]["Name"]: ref["File"] for ref in spec["Secrets"]}
+    assert set(files) == {"keyfile", "certfile", "cafile"}
+    assert all((f["UID"], f["GID"], f["Mode"]) == ("1000", "100", 0o400) for f in files.values()), files
+    env = dict(line.split("=", 1) for line in spec["Env"])
+    assert env["JUPYTERHUB_SSL_KEYFILE"] == f"{server_tls.MOUNT}/keyfile", env
+    assert "PRIVATE KEY" not in json.dumps(service)
+    store = swarm_hub["classdir"] / "hub" / "internal-ssl"  # the hub's certificates, on the manager only
+    probe = f"""
+import json, ssl, urllib.request
+url = "{{}}://{name}-lab-alice:8888/user/alice/api"
+tls = ssl.create_default_context(cafile="{store}/hub-ca_trust.crt")
+tls.load_cert_chain("{store}/hub-internal/hub-internal.crt", "{store}/hub-internal/hub-internal.key")
+def ask(proto, context=None):
+    try:
+        return urllib.request.urlopen(url.format(proto), timeout=20, context=context).status
+    except OSError as err:
+        return type(err).__name__
+print(json.dumps({{"plain": ask("http"), "tls": ask("https", tls)}}))
+"""
+    code, out = client.containers.get(f"{name}-hub").exec_run(["python3", "-c", probe])
+    seen = json.loads(out.decode().splitlines()[-1])
+    assert code == 0 and seen["tls"] == 200 and isinstance(seen["plain"], str), (code, out)
 
 
 def test_a_lost_node_restarts_its_students_elsewhere_with_their_work(swarm_hub, swarm_nodes):
@@ -265,7 +305,8 @@ def test_the_nodes_pull_the_course_image_from_a_registry_no_one_can_push_to(swar
 def test_hub_up_again_leaves_the_class_running_and_drops_a_stale_secret(swarm_hub, swarm_nodes):
     """A second ``hub up --swarm`` (after an upgrade, or to be sure): what runs is left running,
     the workers keep the scale ``workers scale`` gave them and their tasks, and a secret of the
-    class that no service names any more (an old password's) is removed."""
+    class that no service names any more (an old password's) is removed, while those of the
+    students' running servers stay."""
     client, name = swarm_nodes.client, swarm_hub["name"]
     services = [client.services.get(f"{name}-{s}") for s in ("workers", "redis", "grading")]
     tasks = {t["ID"] for service in services for t in _running_tasks(service)}
@@ -280,10 +321,12 @@ def test_hub_up_again_leaves_the_class_running_and_drops_a_stale_secret(swarm_hu
     workers.reload()
     assert workers.attrs["Spec"]["Mode"]["Replicated"]["Replicas"] == 2
     assert {t["ID"] for service in services for t in _running_tasks(service)} == tasks, "no task restarted"
-    names = {s.name for s in client.secrets.list(filters={"label": f"{deploy.LABEL}={name}"})}
-    named = {ref["SecretName"] for service in services
+    secrets = client.secrets.list(filters={"label": f"{deploy.LABEL}={name}"})
+    named = {ref["SecretName"] for service in client.services.list(filters={"label": f"{deploy.LABEL}={name}"})
              for ref in service.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]["Secrets"]}  # fmt: skip
-    assert stale.name not in names and names == named
+    assert stale.name not in {s.name for s in secrets} and {s.name for s in secrets} == named
+    whose = {s.attrs["Spec"]["Labels"].get(server_tls.SERVER_LABEL) for s in secrets}
+    assert {f"{name}-lab-alice", f"{name}-lab-bob"} <= whose, "running servers keep their certificates"
     image = workers.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]["Image"]
     assert (swarm_hub["classdir"] / "hub" / "node-image").read_text() == image + "\n"  # what new servers run
 
@@ -318,13 +361,63 @@ def test_her_server_on_a_node_holds_only_her_folder_and_her_token_gets_only_hers
     assert _in_server(swarm_nodes, task, attacks.TOKEN_PROBE) == {"users": 403, "tokens": 403, "bob": 404}
 
 
+# Run in her server: raw uploads to the exchange's TLS port, as the single-host attacks send them
+# to the proxy: a gigabyte declared, a body of no declared size, a third upload trickling in.
+UPLOADS = (
+    PROBES
+    + f"""
+import socket, time, urllib.parse
+url = urllib.parse.urlsplit(os.environ["JAXCOURSE_EXCHANGE_URL"])
+head = ("POST " + url.path + "api/assignments/{ASSIGNMENT}/submissions HTTP/1.1\\r\\nHost: " + url.hostname
+        + "\\r\\nAuthorization: token " + os.environ["JUPYTERHUB_API_TOKEN"] + "\\r\\nContent-Type: application/json\\r\\n")
+def opened():
+    return tls(True).wrap_socket(socket.create_connection((url.hostname, url.port), timeout=30),
+                                 server_hostname=url.hostname)
+def answer(sock):
+    return sock.recv(65536).decode(errors="replace")
+seen = {{}}
+with opened() as sock:
+    sock.sendall((head + "Content-Length: %d\\r\\n\\r\\n" % (1 << 30)).encode() + b'{{"files": {{"big.ipynb": "' + b"A" * (1 << 20))
+    seen["a gigabyte"] = answer(sock)
+with opened() as sock:
+    sock.sendall((head + "Transfer-Encoding: chunked\\r\\n\\r\\n").encode())
+    for _ in range(4):
+        sock.sendall(b"100000\\r\\n" + b"A" * (1 << 20) + b"\\r\\n")
+    seen["no declared size"] = answer(sock)
+def trickle():
+    sock = opened()
+    sock.sendall((head + "Content-Length: 1000000\\r\\n\\r\\n").encode() + b'{{"files": {{"a.ipynb": "')
+    return sock
+held = [trickle(), trickle()]
+time.sleep(1)
+with trickle() as sock:
+    seen["a third at once"] = answer(sock)
+print(json.dumps({{k: v.splitlines()[0] + " " + v.rpartition("\\n")[2] for k, v in seen.items()}}))
+"""
+)
+
+
+def test_the_upload_limits_hold_on_the_exchange_s_tls_port(swarm_hub, swarm_nodes, mallory):
+    """Her server reaches the exchange by TLS at a port of its own; the limits the single-host
+    class's attacks meet through the proxy meet her there too."""
+    task = _task_of(swarm_nodes.client, f"{swarm_hub['name']}-lab-mallory")
+    seen = _in_server(swarm_nodes, task, UPLOADS)
+    assert " 413 " in seen["a gigabyte"] and "a submission may hold 2 MB; this one is 1024 MB" in seen["a gigabyte"]
+    assert " 413 " in seen["no declared size"] and "this one is larger" in seen["no declared size"], seen
+    assert " 429 " in seen["a third at once"] and "too many uploads at once" in seen["a third at once"], seen
+    assert not list((swarm_hub["classdir"] / "exchange" / "inbound" / "mallory").rglob("big.ipynb"))
+
+
 def test_filling_her_work_folder_from_a_node_stops_her_server_until_she_clears_it(swarm_hub, swarm_nodes, mallory):
     """Her writes on a node land in the class directory on the manager (sshfs), where the hub's
     quota service sees them and stops her server, on whichever node it runs."""
-    task = _task_of(swarm_nodes.client, f"{swarm_hub['name']}-lab-mallory")
+    service = f"{swarm_hub['name']}-lab-mallory"
+    task = _task_of(swarm_nodes.client, service)
     attacks.over_quota_stops_her_server(
         swarm_hub["classdir"], mallory, lambda code: _in_server(swarm_nodes, task, code)
     )
+    left = swarm_nodes.client.secrets.list(filters={"label": f"{server_tls.SERVER_LABEL}={service}"})
+    assert left == [], "her certificate goes with her server"
 
 
 @pytest.fixture(scope="module")

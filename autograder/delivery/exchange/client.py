@@ -20,7 +20,7 @@ from typing import Any
 
 from nbgrader.exchange import abc
 
-from ...core import environment
+from ...core import environment, internal_tls
 
 SKIP = {"feedback", ".ipynb_checkpoints", "__pycache__"}
 TIMEOUT = 60.0
@@ -46,11 +46,11 @@ class _Remote(abc.Exchange):  # type: ignore[misc]  # nbgrader is untyped
             "Content-Type": "application/json",
         })  # fmt: skip
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+            with urllib.request.urlopen(request, timeout=TIMEOUT, context=internal_tls.client_context(url)) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as err:
             self.fail(_error(err))
-        except (urllib.error.URLError, OSError) as err:
+        except (urllib.error.URLError, OSError, internal_tls.InternalTLSError) as err:
             self.fail(f"the class exchange at {url} does not answer ({err}); try again, or tell your instructor")
 
     @property

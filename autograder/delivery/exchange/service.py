@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import re
+import ssl
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -29,7 +30,7 @@ from tornado import web
 from tornado.http1connection import HTTP1Connection
 from tornado.ioloop import IOLoop
 
-from ...core import environment
+from ...core import environment, internal_tls
 from ...grading import notebooks
 from . import policy
 from .store import Store, StoreError, Submission
@@ -234,6 +235,18 @@ def make_app(store: Store, config_root: Path, prefix: str, clock: Clock | None =
     ])  # fmt: skip
 
 
+def listeners(port: int, hub_address: str) -> list[tuple[int, str, ssl.SSLContext | None]]:
+    """Where the service listens: the hub's port, for the proxy; students' servers on the class
+    network at the same port (one host), or, where the class crosses hosts, only by TLS at a port
+    of their own, the proxy's keeping to loopback inside the hub's container."""
+    bind = os.environ.get(environment.EXCHANGE_BIND) or hub_address
+    store = os.environ.get(environment.EXCHANGE_TLS)
+    if not store:
+        return [(port, bind, None)]
+    tls_port = int(os.environ[environment.EXCHANGE_TLS_PORT])
+    return [(port, "127.0.0.1", None), (tls_port, bind, internal_tls.server_context(Path(store)))]
+
+
 def main() -> None:
     import asyncio
     from urllib.parse import urlparse
@@ -243,9 +256,9 @@ def main() -> None:
     app = make_app(store, Path(os.environ.get(environment.CONFIG_DIR, "/etc/jaxcourse")),
                    os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/exchange/"))  # fmt: skip
 
-    async def serve() -> None:  # the hub names where it reaches the service; the class, where students do
-        app.listen(url.port or 80, os.environ.get(environment.EXCHANGE_BIND) or url.hostname or "127.0.0.1",
-                   body_timeout=BODY_TIMEOUT, idle_connection_timeout=BODY_TIMEOUT)  # fmt: skip
+    async def serve() -> None:
+        for port, address, tls in listeners(url.port or 80, url.hostname or "127.0.0.1"):
+            app.listen(port, address, ssl_options=tls, body_timeout=BODY_TIMEOUT, idle_connection_timeout=BODY_TIMEOUT)
         await asyncio.Event().wait()
 
     asyncio.run(serve())
