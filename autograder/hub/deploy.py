@@ -210,15 +210,14 @@ def start(client: DockerClient, say: Say, name: str, ready: Callable[[Container]
     from docker.errors import NotFound
 
     if renew:
-        options = {**options, "labels": {**options["labels"], OPTIONS_LABEL: digest(options)}}
+        options = stamped(options)
     try:
         existing = client.containers.get(name)
         serves = (existing.labels or {}).get(DIR_LABEL)
         if serves != options["labels"][DIR_LABEL]:
             raise HubError(f"{name} already serves the class in {serves}: give this class directory another name, "
                            f"or stop that class first (`jaxcourse hub down --class {serves}`)")  # fmt: skip
-        same = (existing.labels or {}).get(OPTIONS_LABEL) == options["labels"].get(OPTIONS_LABEL)
-        if existing.status == "running" and same:
+        if existing.status == "running" and runs_from(existing.labels, options):
             say(f"{name}: already running")
             return
         existing.remove(force=True)
@@ -230,10 +229,18 @@ def start(client: DockerClient, say: Say, name: str, ready: Callable[[Container]
     say(f"{name}: started")
 
 
-def digest(options: dict[str, Any]) -> str:
-    """What a container or a service runs from, in a label, so that ``up`` again can tell
-    whether it is to be replaced."""
-    return hashlib.sha256(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()
+def stamped(options: dict[str, Any], leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``options`` (a container's or a service's) with the digest of what they run from, less
+    ``leave_out``, in a label, so that ``up`` again can tell whether what runs is to be replaced."""
+    kept = {key: value for key, value in options.items() if key not in leave_out}
+    digest = hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()
+    return {**options, "labels": {**options["labels"], OPTIONS_LABEL: digest}}
+
+
+def runs_from(labels: dict[str, str] | None, options: dict[str, Any]) -> bool:
+    """Whether what carries ``labels`` was started from ``options`` (both stamped, or neither)."""
+    wanted: str | None = options["labels"].get(OPTIONS_LABEL)
+    return (labels or {}).get(OPTIONS_LABEL) == wanted
 
 
 def wait_healthy(container: Container) -> None:

@@ -245,14 +245,13 @@ def ensure(client: DockerClient, spec: dict[str, Any], say: deploy.Say) -> Servi
     another spec (a new image, a new secret); else left alone. An update restarts every task (the
     engine fills in its defaults on the first), so a change is told by the spec's digest, in a
     label; the scale (``workers scale``) is not part of it."""
-    digest = deploy.digest({key: value for key, value in spec.items() if key != "mode"})
-    spec = {**spec, "labels": {**spec["labels"], deploy.OPTIONS_LABEL: digest}}
+    spec = deploy.stamped(spec, leave_out=("mode",))
     service = _service(client, spec["name"])
     if service is None:
         made: Service = client.services.create(**spec)
         say(f"{spec['name']}: a service, started")
         return made
-    if service.attrs["Spec"].get("Labels", {}).get(deploy.OPTIONS_LABEL) == digest:
+    if deploy.runs_from(service.attrs["Spec"].get("Labels"), spec):
         say(f"{spec['name']}: a service, already running")
         return service
     service.update(**spec)
