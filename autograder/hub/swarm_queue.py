@@ -260,7 +260,8 @@ def ensure(client: DockerClient, spec: dict[str, Any], say: deploy.Say) -> Servi
 
 
 def _wait_healthy(client: DockerClient, service: str) -> None:
-    """A task of ``service`` on this engine passes its health check within ``READY_S`` seconds."""
+    """A task of ``service`` on this engine passes its health check within ``READY_S`` seconds:
+    any task, not one container (engine.health's way), since Swarm replaces a task that exits."""
     deadline = time.monotonic() + READY_S
     label = f"com.docker.swarm.service.name={service}"
     while not client.containers.list(filters={"label": label, "health": "healthy"}):

@@ -12,7 +12,8 @@ environment variables (JAXCOURSE_*), so this one file serves every class. What i
   student who made it (autograder/delivery/exchange); students' servers reach it with their token;
 - the idle culler: servers idle for JAXCOURSE_IDLE_TIMEOUT seconds are stopped (work is kept);
 - on a Docker Swarm (`hub up --swarm`, JAXCOURSE_SWARM_HOMES set): each server a Swarm service on
-  a node labelled jaxcourse.lab=yes, its work folder that node's mount of the class's homes.
+  a node labelled jaxcourse.lab=yes, its work folder that node's mount of the class's homes, and
+  everything between the hub and a server (the API, the proxy, the exchange) by TLS.
 """
 
 import asyncio
@@ -227,9 +228,10 @@ if SWARM_HOMES:
     from dockerspawner import SwarmSpawner
 
     class ClassSwarmSpawner(SwarmSpawner):
-        """A server is its service's newest task wanted running (after a node is lost, the old
-        one still reads running until the manager writes it off), else its newest task; alive
-        in every state up to running (autograder/hub/swarm_tasks.py)."""
+        """A student's server as a Swarm service. It is its service's newest task wanted running
+        (after a node is lost, the old one still reads running until the manager writes it off),
+        else its newest task; alive in every state up to running (autograder/hub/swarm_tasks.py).
+        Its certificate reaches its node as Swarm secrets (move_certs)."""
 
         async def poll(self):
             task = await self.get_task()

@@ -19,7 +19,12 @@ or ``"adversarial/<case>"``, and two lists beside them:
                 and which process's count is shown is the same race). With issue 23 also: where
                 a hung process waits, ``(<train>:9 in train)`` or the grader's own ``(<frame> in
                 <listcomp>)``, depends on how far asynchronous dispatch let it run before the hang
-                was seen, so both read as ``(<where it waits>)``.
+                was seen, so both read as ``(<where it waits>)``. For the same reason, such a
+                process is sometimes listed as "did not arrive" rather than "waiting inside JAX":
+                when the hang is seen while its thread is blocked in a compiled step called from
+                that line (jaxlib's C++ fast path leaves no Python frame of JAX in its stack dump),
+                nothing shows it inside JAX; CI's run of 2026-11-27 met it once. The last rule
+                reads that listing as the usual one.
 
 One record changed on purpose since: ``one_step_fewer``'s "train: 4 processes x 2 devices" now
 says it was not trained there because train hung in another layout, with that hang's report (a
