@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from docker import DockerClient
-from docker.errors import APIError
 from docker.types import SecretReference
+
+from . import swarm_secrets
 
 SERVER_LABEL = "jaxcourse.server"  # value: the service whose certificate a secret holds
 MOUNT = Path("/run/secrets")
@@ -42,18 +43,10 @@ def _secret(client: DockerClient, labels: dict[str, str], key: str, data: bytes)
     whatever the user's name: the labels say whose)."""
     whose = labels[SERVER_LABEL].encode()
     name = f"jaxcourse-tls-{hashlib.sha256(b'/'.join((whose, key.encode(), data))).hexdigest()[:24]}"
-    found = [s for s in client.secrets.list(filters={"name": name}) if s.name == name]
-    return found[0] if found else client.secrets.create(name=name, data=data, labels=labels)
+    return swarm_secrets.named(client, name, data, labels)
 
 
 def forget(client: DockerClient, service: str) -> int:
     """Removes the secrets of ``service``'s certificate; one its stopping task still holds is left
     (the next start, or ``hub down``, removes it). Returns how many went."""
-    removed = 0
-    for secret in client.secrets.list(filters={"label": f"{SERVER_LABEL}={service}"}):
-        try:
-            secret.remove()
-            removed += 1
-        except APIError:
-            pass
-    return removed
+    return swarm_secrets.remove(client.secrets.list(filters={"label": f"{SERVER_LABEL}={service}"}))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import environment
 from ..engine import swarm
-from . import deploy
+from . import deploy, swarm_secrets
 from .class_tls import ServerTLS, issue
 from .images import REDIS_IMAGE
 
@@ -70,10 +70,7 @@ def _secret(client: DockerClient, deployment: deploy.Deployment, short: str, val
     from docker.types import SecretReference
 
     name = secret_name(deployment.name, short, value)
-    found = client.secrets.list(filters={"name": name})
-    secret = next((s for s in found if s.name == name), None) or client.secrets.create(
-        name=name, data=value.encode(), labels={deploy.LABEL: deployment.name}
-    )
+    secret = swarm_secrets.named(client, name, value.encode(), {deploy.LABEL: deployment.name})
     return SecretReference(secret.id, name, filename=short, mode=0o400, **_owner_ids(deployment))
 
 
@@ -87,17 +84,10 @@ def _secrets(client: DockerClient, deployment: deploy.Deployment) -> list[Any]:
 def _prune_secrets(client: DockerClient, deployment: deploy.Deployment) -> None:
     """The class's secrets none of its services names any more (values since replaced); one a
     task still holds while it stops is left to ``hub down``."""
-    from docker.errors import APIError
-
     mine = {"label": f"{deploy.LABEL}={deployment.name}"}
     named = {ref["SecretName"] for service in client.services.list(filters=mine)
              for ref in service.attrs["Spec"]["TaskTemplate"]["ContainerSpec"].get("Secrets", [])}  # fmt: skip
-    for secret in client.secrets.list(filters=mine):
-        if secret.name not in named:
-            try:
-                secret.remove()
-            except APIError:
-                pass
+    swarm_secrets.remove(s for s in client.secrets.list(filters=mine) if s.name not in named)
 
 
 def worker_reservation(deployment: deploy.Deployment) -> int:
