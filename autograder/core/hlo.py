@@ -17,14 +17,10 @@ from math import prod
 from typing import Any
 
 from . import records
+from .hlo_text import arrays, multiplicities, parse_module
 from .tasks import COLLECTIVES, HLO_TO_JAX
 
 HLO_COLLECTIVES = frozenset(COLLECTIVES.values())
-_ITEMSIZE = {
-    "pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4,
-    "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16,
-}  # fmt: skip
-_ARRAY_RE = re.compile(r"\b(" + "|".join(_ITEMSIZE) + r")\[([\d,]*)\]")
 _STABLEHLO_OPS = r"stablehlo\.(all_gather|all_reduce|reduce_scatter|collective_permute|all_to_all)\b"
 _STABLEHLO_RE = re.compile(_STABLEHLO_OPS)
 # An op's function type follows it, after any attributes and reduction region:
@@ -38,8 +34,6 @@ _CUSTOM_CALL_RE = re.compile(
     r'custom_call\s*@(?:"((?:[^"\\]|\\.)*)"|([\w.$-]+))|call_target_name\s*=\s*"((?:[^"\\]|\\.)*)"'
 )
 _CUSTOM_CALL_WORD_RE = re.compile(r"\bcustom_call\b")
-_HEADER_RE = re.compile(r"^(ENTRY\s+)?%?([\w.\-]+)\s+\(.*\{\s*$")
-_INSTR_RE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
 _PAIRS_RE = re.compile(r"source_target_pairs=\{((?:\{\d+,\d+\},?)*)\}")
 
 
@@ -61,11 +55,30 @@ def stablehlo_itemsizes(module_text: str) -> dict[str, int]:
 def program_bytes(census: Census, itemsizes: dict[str, int]) -> float | None:
     """Bytes one device sends at the program's own dtypes: the values of each collective the
     compiled HLO runs, times the item size the program gave that kind of collective. A kind the
-    compiler introduced by itself counts at the widest size the program asked for."""
+    compiler introduced by itself counts at the widest size the program asked for; where the
+    program asked for none (the partitioner placed every collective), at the wire's."""
     if census.values_per_device is None:
         return None
-    widest = max(itemsizes.values(), default=0)
-    return sum(values * itemsizes.get(op, widest) for op, values in census.values_by_op.items())
+    return _at_dtypes(census.values_by_op, census.wire_by_op, itemsizes)
+
+
+def program_bytes_by_axes(census: Census, itemsizes: dict[str, int]) -> dict[str, float] | None:
+    """``program_bytes`` over each set of mesh axes the collectives span (``"data"``,
+    ``"data,model"``): what one device sends along each; the census must have been taken with
+    the mesh's axis names."""
+    if census.values_per_device is None:
+        return None
+    return {
+        axes: _at_dtypes(values, census.wire_by_axes[axes], itemsizes)
+        for axes, values in sorted(census.values_by_axes.items())
+    }
+
+
+def _at_dtypes(values: Counter[str], wire: Counter[str], itemsizes: dict[str, int]) -> float:
+    if not itemsizes:
+        return float(sum(wire.values()))
+    widest = max(itemsizes.values())
+    return sum(sent * itemsizes.get(op, widest) for op, sent in values.items())
 
 
 def custom_call_targets(module_text: str) -> set[str]:
@@ -96,6 +109,9 @@ class Census:
     # Given the mesh's axis names: the axes each collective spans ("data", "data,model"), and how
     # often each kind runs across them; "" for one that spans no axis (a group of one device).
     by_axes: dict[str, Counter[str]] = field(default_factory=dict)
+    values_by_axes: dict[str, Counter[str]] = field(default_factory=dict)  # values sent, per axes and kind
+    wire_by_op: Counter[str] = field(default_factory=Counter)  # bytes on this backend's wire, per kind
+    wire_by_axes: dict[str, Counter[str]] = field(default_factory=dict)  # and per axes and kind
 
     def to_json(self) -> records.Census:
         return {
@@ -109,14 +125,6 @@ class Census:
         }
 
 
-@dataclass
-class _Instr:
-    name: str
-    op: str
-    result_type: str
-    attrs: str
-
-
 def hlo_census(
     hlo_text: str, mesh_shape: tuple[int, ...] | None = None, axis_names: tuple[str, ...] | None = None
 ) -> Census:
@@ -124,19 +132,20 @@ def hlo_census(
     ``mesh_shape`` lays the partitions out (row-major, as a mesh numbers them) on the network
     whose links are counted; without it they form one ring. With ``axis_names`` too, each
     collective is also counted under the mesh axes its groups span."""
-    comps, entry, partitions = _parse_module(hlo_text)
+    module = parse_module(hlo_text)
+    comps, entry, partitions = module.computations, module.entry, module.partitions
     census = Census()
     if entry is None:
         return census
     shape = mesh_shape or (partitions,)
     values = nbytes = links = 0.0
-    for comp, times in _multiplicities(comps, entry).items():
+    for comp, times in multiplicities(comps, entry).items():
         for ins in comps[comp]:
             op = ins.op.removesuffix("-start")
             if op not in HLO_COLLECTIVES or ins.op.endswith("-done"):
                 continue
-            if axis_names is not None:
-                axes = ",".join(spanned_axes(op, ins.attrs, shape, axis_names))
+            axes = None if axis_names is None else ",".join(spanned_axes(op, ins.attrs, shape, axis_names))
+            if axes is not None:
                 census.by_axes.setdefault(axes, Counter())[op] += 1 if times is None else times
             if times is None:
                 census.unbounded.append(HLO_TO_JAX[op])
@@ -152,7 +161,12 @@ def hlo_census(
                 values += fraction * elements
                 nbytes += fraction * elements * itemsize
                 links += fraction * elements * hops
-                census.values_by_op[op] += fraction * elements  # type: ignore[assignment]  # typeshed fixes a Counter's values to int; these are fractions
+                # typeshed fixes a Counter's values to int; these are fractions
+                census.values_by_op[op] += fraction * elements  # type: ignore[assignment]
+                census.wire_by_op[op] += fraction * elements * itemsize  # type: ignore[assignment]
+                if axes is not None:
+                    census.values_by_axes.setdefault(axes, Counter())[op] += fraction * elements  # type: ignore[assignment]
+                    census.wire_by_axes.setdefault(axes, Counter())[op] += fraction * elements * itemsize  # type: ignore[assignment]
     if census.unbounded:
         census.values_per_device = census.bytes_per_device = census.link_values_per_device = None
     else:
@@ -247,83 +261,12 @@ def _iota(dims: str, perm: str | None) -> Any:
     return ids.reshape(-1)
 
 
-def _parse_module(text: str) -> tuple[dict[str, list[_Instr]], str | None, int]:
-    comps: dict[str, list[_Instr]] = {}
-    entry = None
-    current: list[_Instr] | None = None
-    match = re.search(r"num_partitions=(\d+)", text)
-    partitions = int(match.group(1)) if match else 1
-    for line in text.splitlines():
-        header = _HEADER_RE.match(line)
-        if header and "=" not in line.split("(")[0]:
-            current = comps.setdefault(header.group(2), [])
-            if header.group(1):
-                entry = header.group(2)
-            continue
-        if line.strip() == "}":
-            current = None
-            continue
-        instr = _INSTR_RE.match(line)
-        if current is not None and instr:
-            current.append(_split_instr(instr.group(1), instr.group(2)))
-    return comps, entry, partitions
-
-
-def _split_instr(name: str, rest: str) -> _Instr:
-    rest = rest.strip()
-    if rest.startswith("("):
-        end = _closing_paren(rest) + 1
-        result_type, rest = rest[:end], rest[end:].strip()
-    else:
-        result_type, _, rest = rest.partition(" ")
-    op, _, attrs = rest.partition("(")
-    return _Instr(name, op.strip(), result_type, attrs)
-
-
-def _closing_paren(text: str) -> int:
-    """The index of the ``)`` that closes the ``(`` at ``text[0]`` (the last index if none does)."""
-    depth = 0
-    for index, ch in enumerate(text):
-        depth += (ch == "(") - (ch == ")")
-        if depth == 0:
-            return index
-    return len(text) - 1
-
-
-def _multiplicities(comps: dict[str, list[_Instr]], entry: str) -> dict[str, int | None]:
-    """How many times each computation reachable from ENTRY runs (None: unknown)."""
-    times: dict[str, int | None] = {}
-
-    def visit(comp: str, n: int | None) -> None:
-        if comp not in comps:
-            return
-        old = times.get(comp, 0)
-        times[comp] = None if n is None or old is None else old + n
-        for ins in comps[comp]:
-            for callee, factor in _callees(ins):
-                visit(callee, None if n is None or factor is None else n * factor)
-
-    visit(entry, 1)
-    return times
-
-
-def _callees(ins: _Instr) -> list[tuple[str, int | None]]:
-    if ins.op == "while":
-        body = re.search(r"body=%?([\w.\-]+)", ins.attrs)
-        trip = re.search(r'"known_trip_count":\{"n":"(\d+)"\}', ins.attrs)
-        return [(body.group(1), int(trip.group(1)) if trip else None)] if body else []
-    names = re.findall(r"(?:calls|true_computation|false_computation)=%?([\w.\-]+)", ins.attrs)
-    for group in re.findall(r"branch_computations=\{([^}]*)\}", ins.attrs):
-        names += [n.strip().lstrip("%") for n in group.split(",")]
-    return [(name, 1) for name in names]
-
-
 def _result_arrays(type_text: str, asynchronous: bool) -> list[tuple[int, int]]:
     """(element count, item size) of each array a collective produces. A tuple result (psum of
     several arrays, merged into one all-reduce) sends every member; an async ``-start`` op's
     tuple holds its operand and result as well, so only the largest counts."""
-    arrays = [(prod(int(d) for d in dims.split(",") if d), _ITEMSIZE[dt]) for dt, dims in _ARRAY_RE.findall(type_text)]
-    return [max(arrays, default=(0, 0))] if asynchronous else arrays
+    found = [(prod(dims), itemsize) for dims, itemsize in arrays(type_text)]
+    return [max(found, default=(0, 0))] if asynchronous else found
 
 
 def _group_size(attrs: str, partitions: int) -> int:

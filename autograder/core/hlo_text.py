@@ -1,0 +1,137 @@
+"""A compiled HLO module's text, parsed: its computations, their instructions, and which
+computations each instruction calls and how often. The census of collectives (``hlo.py``) and
+the count of FLOPs (``flops.py``) both read a program through it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from math import prod
+
+ITEMSIZE = {
+    "pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4,
+    "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16,
+}  # fmt: skip
+ARRAY_RE = re.compile(r"\b(" + "|".join(ITEMSIZE) + r")\[([\d,]*)\]")
+_HEADER_RE = re.compile(r"^(ENTRY\s+)?%?([\w.\-]+)\s+\(.*\{\s*$")
+_INSTR_RE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
+_OPERAND_RE = re.compile(r"%([\w.\-]+)")
+
+
+@dataclass
+class Instr:
+    """One instruction: its name, its op (``dot``, ``all-gather-start``...), its result type and
+    everything after the op's opening parenthesis (operands, then attributes)."""
+
+    name: str
+    op: str
+    result_type: str
+    attrs: str
+
+    def operands(self) -> list[str]:
+        """The names of the instruction's operands, in order."""
+        return _OPERAND_RE.findall(self.attrs[: closing_paren("(" + self.attrs)])
+
+
+@dataclass
+class Module:
+    computations: dict[str, list[Instr]]
+    entry: str | None
+    partitions: int
+
+
+def parse_module(text: str) -> Module:
+    comps: dict[str, list[Instr]] = {}
+    entry = None
+    current: list[Instr] | None = None
+    match = re.search(r"num_partitions=(\d+)", text)
+    partitions = int(match.group(1)) if match else 1
+    for line in text.splitlines():
+        header = _HEADER_RE.match(line)
+        if header and "=" not in line.split("(")[0]:
+            current = comps.setdefault(header.group(2), [])
+            if header.group(1):
+                entry = header.group(2)
+            continue
+        if line.strip() == "}":
+            current = None
+            continue
+        instr = _INSTR_RE.match(line)
+        if current is not None and instr:
+            current.append(_split_instr(instr.group(1), instr.group(2)))
+    return Module(comps, entry, partitions)
+
+
+def _split_instr(name: str, rest: str) -> Instr:
+    rest = rest.strip()
+    if rest.startswith("("):
+        end = closing_paren(rest) + 1
+        result_type, rest = rest[:end], rest[end:].strip()
+    else:
+        result_type, _, rest = rest.partition(" ")
+    op, _, attrs = rest.partition("(")
+    return Instr(name, op.strip(), result_type, attrs)
+
+
+def closing_paren(text: str) -> int:
+    """The index of the ``)`` that closes the ``(`` at ``text[0]`` (the last index if none does)."""
+    depth = 0
+    for index, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return index
+    return len(text) - 1
+
+
+def multiplicities(comps: dict[str, list[Instr]], entry: str) -> dict[str, int | None]:
+    """How many times each computation reachable from ENTRY runs (None: unknown)."""
+    times: dict[str, int | None] = {}
+
+    def visit(comp: str, n: int | None) -> None:
+        if comp not in comps:
+            return
+        old = times.get(comp, 0)
+        times[comp] = None if n is None or old is None else old + n
+        for ins in comps[comp]:
+            for callee, factor in callees(ins):
+                visit(callee, None if n is None or factor is None else n * factor)
+
+    visit(entry, 1)
+    return times
+
+
+def trip_count(ins: Instr) -> int | None:
+    """The trip count XLA recorded for a while loop, or None where it could not."""
+    trip = re.search(r'"known_trip_count":\{"n":"(\d+)"\}', ins.attrs)
+    return int(trip.group(1)) if trip else None
+
+
+def branches(ins: Instr) -> list[str]:
+    """The computations a conditional chooses among (one of them runs)."""
+    names = re.findall(r"(?:true_computation|false_computation)=%?([\w.\-]+)", ins.attrs)
+    for group in re.findall(r"branch_computations=\{([^}]*)\}", ins.attrs):
+        names += [n.strip().lstrip("%") for n in group.split(",")]
+    return names
+
+
+def callees(ins: Instr) -> list[tuple[str, int | None]]:
+    """The computations ``ins`` runs and how often each time it runs: a while loop's body by its
+    trip count (None where unknown), a fusion's or an asynchronous op's body, a called
+    computation, and every branch of a conditional (once each: which one runs is not known)."""
+    if ins.op == "while":
+        body = re.search(r"body=%?([\w.\-]+)", ins.attrs)
+        return [(body.group(1), trip_count(ins))] if body else []
+    names = re.findall(r"\bcalls=%?([\w.\-]+)", ins.attrs) + branches(ins)
+    if ins.op in ("call", "call-start"):  # a called computation (a reduction's to_apply is not one)
+        names += re.findall(r"\bto_apply=%?([\w.\-]+)", ins.attrs)
+    return [(name, 1) for name in names]
+
+
+def arrays(type_text: str) -> list[tuple[tuple[int, ...], int]]:
+    """(dimensions, item size) of each array a type names: one for an array, each member's for
+    a tuple."""
+    return [(tuple(int(d) for d in dims.split(",") if d), ITEMSIZE[dt]) for dt, dims in ARRAY_RE.findall(type_text)]
+
+
+def elements(dims: tuple[int, ...]) -> int:
+    return prod(dims)
