@@ -10,7 +10,7 @@ from math import prod
 import jax
 import jax.numpy as jnp
 
-from autograder.core.tasks import Case, Targets
+from autograder.core.tasks import Case, Targets, at_dtype
 
 
 def local_shape(global_shape, spec, mesh_shape):
@@ -103,7 +103,8 @@ HIDDEN_CASES = {
 }
 
 
-# Traffic bounds count values sent per device (the wire may widen a type; values stay).
+# The least each ring sends, counted in values per device and taken to bytes at the case's dtype
+# (the wire may widen a type; the program's own dtype is what counts).
 
 
 def _values(case):
@@ -128,15 +129,15 @@ def _all_reduce_values(case):
     return 2 * _reduce_scatter_values(case)
 
 
-def _layernorm_values(case):
-    # Two statistics per row, all-reduced: 2 (N-1)/N of 2 x batch values.
+def _layernorm_bytes(case):
+    # Two statistics per row, all-reduced: 2 (N-1)/N of 2 x batch values, in float32 whatever x's dtype.
     n = _axis_size(case)
-    return 2 * (n - 1) / n * 2 * case.shapes[0][0]
+    return 2 * (n - 1) / n * 2 * case.shapes[0][0] * 4
 
 
 TARGETS = {
-    "ring_all_gather": Targets(comm_bound=_all_gather_values),
-    "ring_reduce_scatter": Targets(comm_bound=_reduce_scatter_values),
-    "ring_all_reduce": Targets(comm_bound=_all_reduce_values),
-    "sharded_layernorm": Targets(comm_bound=_layernorm_values),
+    "ring_all_gather": Targets(comm_bytes=at_dtype(_all_gather_values)),
+    "ring_reduce_scatter": Targets(comm_bytes=at_dtype(_reduce_scatter_values)),
+    "ring_all_reduce": Targets(comm_bytes=at_dtype(_all_reduce_values)),
+    "sharded_layernorm": Targets(comm_bytes=_layernorm_bytes),
 }

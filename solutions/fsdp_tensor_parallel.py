@@ -8,8 +8,6 @@ assignments/source/04_fsdp_tensor_parallel/04_fsdp_tensor_parallel.ipynb (tests/
 import jax
 import jax.numpy as jnp
 
-from math import prod
-
 from autograder.core.tasks import DTYPE_BYTES, Case, Targets
 from autograder.specs.given.fsdp_tensor_parallel import (
     FSDP_LAYOUTS,
@@ -98,12 +96,6 @@ HIDDEN_CASES = {
 }
 
 
-def _state_bytes_held(case):
-    """The returned state at rest, per device: the local shapes of w1, w2 and their momentum
-    under the task's layouts (FSDP: 1/N of each over data; DP x TP: 1/M over model)."""
-    return sum(prod(shape) for shape in case.shapes[:4]) * DTYPE_BYTES[case.dtype]
-
-
 def _fsdp_bytes(case):
     """Sent per device per step: the weights gathered once (kept for the backward pass), the
     gradients reduce-scattered, and the loss all-reduced."""
@@ -116,18 +108,17 @@ def _fsdp_bytes(case):
 def _megatron_all_reduces(case):
     """One all-reduce forward (after the row-parallel layer); one more backward (the input's
     gradient, summed over the column-parallel layer's shards)."""
-    return {"psum": 2 if case.differentiate else 1}
+    return 2 if case.differentiate else 1
 
 
 def _megatron_bytes(case):
     """Each all-reduce carries the batch x d_model activations (or their gradient) once."""
     n = case.mesh_spec.axis_sizes["model"]
     b, d = case.shapes[0]
-    return _megatron_all_reduces(case)["psum"] * 2 * (n - 1) / n * b * d * DTYPE_BYTES[case.dtype]
+    return _megatron_all_reduces(case) * 2 * (n - 1) / n * b * d * DTYPE_BYTES[case.dtype]
 
 
 TARGETS = {
-    "fsdp_step": Targets(comm_bytes=_fsdp_bytes, memory_bytes=_state_bytes_held),
-    "megatron_mlp": Targets(comm_bytes=_megatron_bytes, collective_counts=_megatron_all_reduces),
-    "dp_tp_step": Targets(memory_bytes=_state_bytes_held),
+    "fsdp_step": Targets(comm_bytes=_fsdp_bytes),
+    "megatron_mlp": Targets(comm_bytes=_megatron_bytes),
 }

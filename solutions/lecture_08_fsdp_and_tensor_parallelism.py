@@ -4,7 +4,7 @@ from math import prod
 
 import jax
 
-from autograder.core.tasks import Targets
+from autograder.core.tasks import Targets, at_dtype
 
 SHARDED = {"dp": (), "zero1": ("state",), "zero2": ("state", "grads"), "fsdp": ("state", "grads", "params")}
 
@@ -45,6 +45,8 @@ def _one_all_reduce_of_the_gradient(case):
 
 
 # The traffic each exercise is held to: the least it can send, in values per device.
+
+
 TARGETS = {
-    "zero_momentum_step": Targets(comm_bound=_one_all_reduce_of_the_gradient),
+    "zero_momentum_step": Targets(comm_bytes=at_dtype(_one_all_reduce_of_the_gradient)),
 }

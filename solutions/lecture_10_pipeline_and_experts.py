@@ -4,7 +4,7 @@ from math import prod
 
 import jax
 
-from autograder.core.tasks import Targets
+from autograder.core.tasks import Targets, at_dtype
 
 
 def pipeline_idle_share(stages, microbatches):
@@ -24,6 +24,8 @@ def _one_activation(case):
 
 
 # The traffic each exercise is held to: the least it can send, in values per device.
+
+
 TARGETS = {
-    "pipeline_shift": Targets(comm_bound=_one_activation),
+    "pipeline_shift": Targets(comm_bytes=at_dtype(_one_activation)),
 }

@@ -102,7 +102,14 @@ def fixed_ring_matmul(a, b, axis_name):
     return c
 
 
-HIDDEN_SIZES = (("4:i", "i", 8, 16, 4, "bfloat16"), ("2x4:x,y", "x", 10, 6, 4, "float32"))
+HIDDEN_SIZES = (
+    ("4:i", "i", 8, 16, 4, "bfloat16"),
+    ("2x4:x,y", "x", 10, 6, 4, "float32"),
+    # A long k, then a tall C: a ring that holds all of A, or the whole partial product, before
+    # it sends needs several times the reference's memory at its peak.
+    ("8:i", "i", 64, 256, 8, "float32"),
+    ("8:i", "i", 256, 16, 64, "float32"),
+)
 
 
 def _hidden_matmul_cases(task):
@@ -135,12 +142,7 @@ def _targets(task):
     if task.name in CHOICES:  # the cheapest of the plans the student chooses between
         plans = lambda case: {plan: _plan_bytes(plan, task, case) for plan in CHOICES[task.name]}  # noqa: E731
         return Targets(comm_bytes=lambda case: min(plans(case).values()), plan_bytes=plans)
-    (collective,) = task.required
-    if collective == "ppermute":  # a ring runs N - 1 steps, each one ppermute
-        counts = lambda case: {"ppermute": case.mesh_spec.axis_sizes[case.axis] - 1}  # noqa: E731
-    else:  # the one collective the plan names, once: of the right operand, or of C
-        counts = lambda case: {collective: 1}  # noqa: E731
-    return Targets(comm_bytes=lambda case: _plan_bytes(task.name, task, case), collective_counts=counts)
+    return Targets(comm_bytes=lambda case: _plan_bytes(task.name, task, case))
 
 
 TARGETS = {t.name: _targets(t) for t in ASSIGNMENT.tasks if t.kind == "shard_map"}

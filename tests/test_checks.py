@@ -20,8 +20,10 @@ def test_the_reference_passes_every_visible_check():
         assert result.score == result.max_score == get(ASSIGNMENT).task(name).max_score - _hidden_points(name)
     table = repr(check(reference.ring_all_gather))
     assert "ring_all_gather: communication  2/2     passed" in table
-    assert "sent per device" in table and "failed" not in table
-    assert "<td>ring_all_gather: values</td>" in check(reference.ring_all_gather)._repr_html_()
+    assert "bytes sent 1.00x" in table and "failed" not in table  # the communication part's note
+    assert "bytes sent over 'i'" in table and "3x (technique), 1x (communication)" in table  # the signature
+    html = check(reference.ring_all_gather)._repr_html_()
+    assert "<td>ring_all_gather: values</td>" in html and "<table class='signature'>" in html
 
 
 def _hidden_points(name: str) -> float:

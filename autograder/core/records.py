@@ -81,11 +81,8 @@ class CaseTargets(TypedDict, total=False):
     """A task's closed forms evaluated on one case (``tasks.Targets.on``): plain numbers, stored
     in the case's reference record, so that a student's check meets them only as data."""
 
-    comm_bound: float
     comm_bytes: float
     plan_bytes: dict[str, float]
-    collective_counts: dict[str, int]
-    memory_bytes: float
 
 
 class Verdict(TypedDict):
@@ -170,6 +167,17 @@ class Measurement(TypedDict, total=False):
     figure: Figure
 
 
+class ResourceSignature(TypedDict):
+    """What a compiled program spends on one device, measured the same way for a submission and
+    its reference on the same mesh (``trusted.measure.signature``): the structural parts of a
+    task hold each dimension to a bound of the reference's (``tasks.Bounds``)."""
+
+    flops: float | None  # dot and convolution FLOPs (core/flops.py); None: a loop of unknown length runs some
+    peak: int | None  # bytes at the program's peak: arguments, results, temporaries, less what is donated
+    traffic: dict[str, float] | None  # bytes sent over each set of mesh axes ("data", "data,model"); None: unbounded
+    resident: int  # bytes of the results one device holds after the call
+
+
 class ProgramStructure(TypedDict):
     """What a compiled program does, read from its HLO and its output (``trusted.measure.execute``)."""
 
@@ -177,7 +185,7 @@ class ProgramStructure(TypedDict):
     census: Census
     out_spec: SpecJSON | None
     matmul_waits: list[int]  # per matmul of the lowered program, the collective-permutes it waits for
-    peak_bytes: int | None  # one device's memory at the program's peak (trusted.measure.peak_bytes)
+    signature: ResourceSignature
 
 
 class ArrayMeasurement(Measurement, total=False):
@@ -189,10 +197,11 @@ class ArrayMeasurement(Measurement, total=False):
     out_spec: SpecJSON | None
     matmul_waits: list[int]  # per matmul of the lowered program, the collective-permutes it waits for
     reference_census: Census
+    signature: ResourceSignature  # what the program spends on one device
+    reference_signature: ResourceSignature  # the reference's, on the same mesh and case
     memory: list[tuple[str, int, int]]  # per returned state leaf: path, bytes one device holds, of the whole
+    reference_memory: list[tuple[str, int, int]]  # the reference step's, leaf by leaf
     program: list[str]  # the exported program's shape (core/program_shape.py), for finding copies
-    peak: int | None  # sharded_step: one device's memory at the step's peak, as donated
-    reference_peak: int | None  # the reference step's, on the same mesh
 
 
 class StepMeasurement(Measurement, total=False):
@@ -204,6 +213,23 @@ class StepMeasurement(Measurement, total=False):
     devices: int
     num_params: int
     same_masks: list[int]
+
+
+class SignatureRow(TypedDict):
+    """One dimension of a program's signature beside the reference's, and the ratio to it that
+    each part judging it allows (none: no part judges it)."""
+
+    dimension: str
+    yours: float | None
+    reference: float | None
+    bounds: dict[str, float]  # part -> the most it allows, as a ratio to the reference's
+
+
+class SignatureTable(TypedDict):
+    """A case's signature beside the reference's, as a student sees it with the technique part."""
+
+    case: str
+    rows: list[SignatureRow]
 
 
 Status = Literal["passed", "failed", "error", "timeout", "crashed", "invalid"]
@@ -221,6 +247,7 @@ class TestResult:
     message: str
     visibility: str  # visible | hidden
     figure: Figure | None = None  # a picture for the feedback; visible tests only
+    signature: SignatureTable | None = None  # the technique part's: its case's signature beside the reference's
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

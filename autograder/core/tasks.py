@@ -145,6 +145,11 @@ Tolerance = tuple[float, float]  # (rtol, atol)
 DTYPE_BYTES: dict[str, int] = {"float32": 4, "bfloat16": 2, "int32": 4}
 
 
+def at_dtype(values: Callable[[Case], float]) -> Callable[[Case], float]:
+    """A closed form in values per device, as the bytes the grader counts: at the case's dtype."""
+    return lambda case: values(case) * DTYPE_BYTES[case.dtype]
+
+
 @dataclass(frozen=True)
 class Training:
     """What a training assignment gives its students (model, data, mesh), under the names the
@@ -184,22 +189,19 @@ class Step:
 
 @dataclass(frozen=True)
 class Targets:
-    """The closed forms a task's communication, collectives and memory are held to, per case.
+    """The closed forms of the least a task's program can send, per case: a part's communication
+    is held to the reference's on the same mesh, and its feedback shows this least beside it.
 
-    They answer exercises (what a plan sends, what a device holds), so they live with the
-    instructor's references (``solutions/<module>.py``, ``TARGETS``); a student meets them only
-    as numbers, one set per visible case, in the records ``jaxcourse release`` ships."""
+    They answer exercises (what a plan sends), so they live with the instructor's references
+    (``solutions/<module>.py``, ``TARGETS``), which ``tests/specs/test_targets.py`` holds to them;
+    a student meets them only as numbers, one set per visible case, in the records ``jaxcourse
+    release`` ships."""
 
-    comm_bound: Callable[[Case], float] | None = None  # the theoretical minimum, values per device
-    # A closed form the traffic must equal, in bytes per device at the program's own dtypes; the
-    # reference's traffic on the same mesh is an upper bound too. Takes over from comm_bound.
+    # The least one device can send, in bytes at the program's own dtypes: shown beside what a
+    # program sends (its part holds it to the reference's, which the tests hold to this).
     comm_bytes: Callable[[Case], float] | None = None
     # A part that lets the student choose: bytes per device of each plan (comm_bytes is the least).
     plan_bytes: Callable[[Case], dict[str, float]] | None = None
-    # Exact number of times each jax collective must run, e.g. N - 1 ppermutes for a ring.
-    collective_counts: Callable[[Case], dict[str, int]] | None = None
-    # sharded_step: the bytes of returned state one device holds at rest.
-    memory_bytes: Callable[[Case], float] | None = None
 
     def on(self, case: Case) -> CaseTargets:
         """Every closed form this task has, evaluated on ``case``."""
@@ -211,6 +213,42 @@ class Targets:
         return cast(CaseTargets, figures)  # the keys are CaseTargets' own, the values its forms'
 
 
+Dimension = Literal["flops", "peak", "traffic", "resident"]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """How far one dimension of a program's resource signature may go above the reference's on
+    the same mesh and case (a ratio), and what the technique keeps small there: the words a
+    student reads when her program goes past it."""
+
+    ratio: float
+    why: str
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The bounds one structural part holds a program's signature to (``records.ResourceSignature``):
+    FLOPs, peak memory, bytes sent over each set of mesh axes, results held after the call. A
+    dimension left ``None`` is not this part's to judge."""
+
+    flops: Bound | None = None
+    peak: Bound | None = None
+    traffic: Bound | None = None
+    resident: Bound | None = None
+
+    def items(self) -> list[tuple[Dimension, Bound]]:
+        """The dimensions this part judges, in the order a student reads them."""
+        dims: tuple[Dimension, ...] = ("resident", "peak", "flops", "traffic")
+        return [(d, bound) for d in dims if (bound := getattr(self, d)) is not None]
+
+
+def least_traffic(why: str) -> dict[str, Bounds]:
+    """The bounds of a part whose communication may send no more than the reference's, on each
+    set of mesh axes (a lecture's exercise: its technique is its collectives alone)."""
+    return {"communication": Bounds(traffic=Bound(1.0, why))}
+
+
 @dataclass(frozen=True)
 class Task:
     """A graded function: how it is called, which cases it meets, and what it may use."""
@@ -218,20 +256,24 @@ class Task:
     name: str
     grade_id: str
     kind: Kind
-    # parts: "values", "hidden values", "collectives", "communication", "memory", "peak memory"
+    # parts: "values", "hidden values", then the structural ones: "technique" (what the part
+    # teaches: its collectives and its signature within bounds), judged first, and "communication",
+    # "memory", "peak memory" (each within a tight bound), judged once the technique holds
     points: dict[str, float]
     cases: tuple[Case, ...]
     inputs: tuple[Input, ...] = ()
     out_layout: Layout | None = None  # None: per-device results, stacked over every axis
     tolerance: dict[str, Tolerance] = field(default_factory=dict)
     allowed: frozenset[str] | None = None  # jax collective names; None means any
-    required: frozenset[str] = frozenset()
+    # Each structural part's bounds on the program's signature against the reference's: the
+    # technique's loose ones (past them it is another algorithm), the others' tight ones.
+    bounds: dict[str, Bounds] = field(default_factory=dict)
     # A ring: every ppermute pair must be neighbours on the case axis's ring (one link apart).
     neighbours_only: bool = False
     # A collective matmul: one partial matmul per ring step, the one of step s waiting only for
     # the s blocks that have arrived (core/dataflow.py), so compute hides the transfers.
     overlapped: bool = False
-    # Collectives per mesh axis: on each axis named, only these (jax names), each at least once.
+    # Collectives per mesh axis: on each axis named, only these (jax names); on no other, none.
     axis_collectives: tuple[tuple[str, frozenset[str]], ...] = ()
     training: Training | None = None  # training kinds: what the students are given
     step: Step | None = None  # sharded_step: the step's arguments and what it returns

@@ -30,7 +30,7 @@ class NoResults(JaxcourseError):
 class PartStats:
     """One graded part over the students whose notebooks were graded."""
 
-    name: str  # "ring_all_gather: collectives"
+    name: str  # "ring_all_gather: technique"
     max_score: float
     passed: int
     graded: int

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.files import write_atomic
+from . import signature_view
 from .figures import svg
 
 if TYPE_CHECKING:
@@ -40,6 +41,9 @@ def markdown(report: Report) -> str:
         message = _message(t).replace("|", "\\|").replace("\n", " ")
         name = t.name + (" (hidden)" if t.visibility == "hidden" else "")
         lines.append(f"| {name} | {t.score:g}/{t.max_score:g} | {t.status} | {message} |")
+    signatures = signature_view.text(report.tests)
+    if signatures:
+        lines += ["", "What each program spends per device, beside the reference's:", "", "```", signatures, "```"]
     return "\n".join(lines) + "\n"
 
 
@@ -48,7 +52,7 @@ def to_html(report: Report) -> str:
         f"<tr class='{t.status}'><td>{html.escape(t.name)}"
         f"{' <em>(hidden)</em>' if t.visibility == 'hidden' else ''}</td>"
         f"<td>{t.score:g}/{t.max_score:g}</td><td>{t.status}</td><td>{html.escape(_message(t))}"
-        f"{_picture(t)}</td></tr>"
+        f"{_picture(t)}{_signature(t)}</td></tr>"
         for t in report.tests
     )
     note = ""
@@ -60,6 +64,7 @@ def to_html(report: Report) -> str:
 <style>
 body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
 td, th {{ border: 1px solid #ccc; padding: .3em .6em; text-align: left; vertical-align: top; }}
+table.signature {{ margin-top: .5em; font-size: 90%; }} table.signature caption {{ text-align: left; }}
 tr.passed td:nth-child(3) {{ color: #1a7f37; }} tr.failed td:nth-child(3), tr.error td:nth-child(3) {{ color: #cf222e; }}
 </style></head><body>
 <h1>{title}</h1>
@@ -87,6 +92,11 @@ def _picture(test: TestResult) -> str:
     if test.visibility == "hidden" or not test.figure:
         return ""
     return f"<div class='figure'>{svg(test.figure)}</div>"
+
+
+def _signature(test: TestResult) -> str:
+    """The technique part's case: what the program spends beside the reference's."""
+    return signature_view.to_html(test.signature) if test.signature and test.visibility != "hidden" else ""
 
 
 def write(directory: Path, report: Report) -> None:

@@ -49,11 +49,11 @@ def _traffic(figure: TrafficFigure) -> str:
 
 
 def _memory(figure: MemoryFigure) -> str:
-    """Two bars per leaf of the returned state: the bytes one device holds, and its share."""
+    """Two bars per leaf of the returned state: the bytes one device holds, and the reference's."""
     bars: list[tuple[str, float, str]] = []
     for path, held, share in figure["leaves"]:
         bars.append((path, held, "#cf222e" if held > share + 1e-9 else "#1a7f37"))
-        bars.append(("its share", share, "#57606a"))
+        bars.append(("the reference's", share, "#57606a"))
     title = f"bytes held per device after the step on {figure.get('case', 'this case')}"
     return _bar_chart(title, bars, "bytes", left=130)
 

@@ -29,7 +29,7 @@ from ..trusted import reference as records
 from ..trusted.jobs import Measured
 from ..trusted.kinds import JUDGES, score_task
 from ..untrusted.runner import run_test
-from . import expected
+from . import expected, signature_view
 from .grader import DEFAULT_TEST_TIMEOUT, DEFAULT_TIMEOUT, NoReferences, provider_for
 from .notebooks import NotebookError, assignment_of, read
 from .plan import PlannedTest, plan
@@ -80,7 +80,8 @@ class CheckResult:
             f"<td>{html.escape(t.message)}</td></tr>"
             for t in self.tests
         )
-        return f"<table><tr><th>test</th><th>points</th><th>status</th><th>reason</th></tr>{rows}</table>"
+        signatures = "".join(signature_view.to_html(table) for _, table in signature_view.tables(self.tests))
+        return f"<table><tr><th>test</th><th>points</th><th>status</th><th>reason</th></tr>{rows}</table>{signatures}"
 
 
 def find_task(name: str) -> tuple[Assignment, Task]:
@@ -188,11 +189,14 @@ def _not_attempted(measured: Measurement) -> bool:
 
 
 def format_results(results: list[TestResult]) -> str:
-    """A plain-text table: test, points, status, reason."""
+    """A plain-text table: test, points, status, reason; then each technique part's signature
+    beside the reference's."""
     rows = [("test", "points", "status", "reason")]
     rows += [(r.name, f"{r.score:g}/{r.max_score:g}", r.status, r.message) for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in rows)
+    table = "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in rows)
+    signatures = signature_view.text(results)
+    return f"{table}\n\n{signatures}" if signatures else table
 
 
 def check_notebook(notebook: Path, assignment: str | None = None) -> Report:

@@ -1,13 +1,24 @@
 """The sharded_step kind: a training step on pytrees of sharded arrays (parameters, optimizer
 state, batch, key), exported through a flat wrapper: the leaves in, in the task's path order, and
 the returned state's leaves and the loss out. Unlike shard_map tasks, the student's function is
-jitted as it is, so the shardings of what it returns are its own: what each device holds at rest
-after the step is part of the answer. So is what it donates: a step that jits with
-``donate_argnums`` has the flat step donate the same leaves, and the artifact says so (its arguments' aliasing), so
-that the trusted side runs it donated and reads its peak memory as the student's program has it."""
+graded as her code runs it: what each device holds at rest after the step is part of the answer,
+and so is what it donates.
+
+The flat step is a jit around hers, and inside another jit a jit's ``out_shardings`` set no
+result's type (in explicit mode the result follows the inputs), its ``in_shardings`` are no check,
+and its ``donate_argnums`` donate nothing. So her step is traced once and replayed inside the flat
+step as the top level runs it: each jit it calls at its top level refuses arguments placed otherwise
+than its ``in_shardings`` say, as a top-level call does, and returns its results where its
+``out_shardings`` say, so that what follows (and what the step returns) is laid out as at the top
+level; and the flat step donates the leaves her own jit donates (the artifact says so, in its
+arguments' aliasing), so that the trusted side runs it donated and reads its peak memory as her
+program has it. Replaying costs a trace; calling her step at the top level would cost a compile
+and a run of it on every case.
+"""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -92,9 +103,76 @@ def donated(fn: Callable[..., Any], sig: ShardedStepSig, structs: list[Any]) -> 
     return tuple(i for i, path in enumerate(sig["paths"]) if path in given)
 
 
+def as_at_the_top_level(fn: Callable[..., Any], sig: ShardedStepSig, structs: list[Any]) -> Callable[..., list[Any]]:
+    """The flat step of ``fn``, each jit ``fn`` calls at its top level behaving as at the top level:
+    arguments checked against its ``in_shardings``, results resharded to its ``out_shardings``."""
+    import jax
+    from jax.extend.core import Literal
+
+    closed = jax.make_jaxpr(flat(fn, sig))(*structs)
+
+    def step(*leaves: Any) -> list[Any]:
+        env: dict[Any, Any] = dict(zip(closed.jaxpr.constvars, closed.consts))
+        env.update(zip(closed.jaxpr.invars, leaves))
+
+        def read(var: Any) -> Any:
+            return var.val if isinstance(var, Literal) else env[var]
+
+        for eqn in closed.jaxpr.eqns:
+            args = [read(var) for var in eqn.invars]
+            if eqn.primitive.name == "jit":
+                _check_placed(eqn, args)
+            outs = _bind(eqn, args)
+            if eqn.primitive.name == "jit":
+                outs = [_placed(out, sharding) for out, sharding in zip(outs, eqn.params["out_shardings"])]
+            env.update(zip(eqn.outvars, outs))
+        return [read(var) for var in closed.jaxpr.outvars]
+
+    return step
+
+
+def _bind(eqn: Any, args: list[Any]) -> list[Any]:
+    """One equation run on ``args``, as JAX's own ``eval_jaxpr`` runs it (its bind parameters,
+    which JAX 0.10 gives alone and earlier versions beside sub-functions, in its context)."""
+    bound = eqn.primitive.get_bind_params(eqn.params)
+    subfuns, params = bound if isinstance(bound, tuple) else ((), bound)
+    ctx = getattr(eqn, "ctx", None)
+    with ctx.manager if ctx is not None else contextlib.nullcontext():
+        outs = eqn.primitive.bind(*subfuns, *args, **params)
+    return list(outs) if eqn.primitive.multiple_results else [outs]
+
+
+def _check_placed(eqn: Any, args: list[Any]) -> None:
+    """What a jit called at the top level does with an argument placed otherwise than its
+    ``in_shardings`` say: refuse it (a nested jit would copy it silently)."""
+    import jax
+
+    for arg, sharding in zip(args, eqn.params["in_shardings"]):
+        if not isinstance(sharding, jax.NamedSharding):
+            continue
+        given, taken = _spec(jax.typeof(arg).sharding.spec, arg.ndim), _spec(sharding.spec, arg.ndim)
+        if given != taken:
+            raise ValueError(
+                f"Sharding passed to jit does not match the sharding on the respective arg: the jit of "
+                f"{eqn.params['name']} takes {pspec.show(taken)} where the step is given {pspec.show(given)}; "
+                "called at the top level, as the grader calls your step, JAX refuses it"
+            )
+
+
+def _spec(spec: Any, ndim: int) -> pspec.SpecJSON:
+    return pspec.normalize(pspec.to_json(tuple(spec)), ndim)
+
+
+def _placed(out: Any, sharding: Any) -> Any:
+    """A jit's result where its ``out_shardings`` put it at the top level."""
+    import jax
+
+    return jax.reshard(out, sharding.spec) if isinstance(sharding, jax.NamedSharding) else out
+
+
 def build(fn: Callable[..., Any], sig: ShardedStepSig) -> tuple[Wrapped, list[Any], Any]:
-    """The jitted flat step of ``fn`` (donating what ``fn`` donates), its argument structs
-    (placed at rest) and its mesh."""
+    """The jitted flat step of ``fn`` (as at the top level, donating what ``fn`` donates), its
+    argument structs (placed at rest) and its mesh."""
     import jax
 
     mesh = MeshSpec.parse(sig["mesh"]).build()
@@ -106,7 +184,8 @@ def build(fn: Callable[..., Any], sig: ShardedStepSig) -> tuple[Wrapped, list[An
     ]
     with jax.set_mesh(mesh):  # a step jitted with specs alone resolves them against the task's mesh
         donate = donated(fn, sig, structs)
-    return jax.jit(flat(fn, sig), donate_argnums=donate), structs, mesh
+        step = as_at_the_top_level(fn, sig, structs)
+    return jax.jit(step, donate_argnums=donate), structs, mesh
 
 
 def in_sandbox(fn: Callable[..., Any], sig: ShardedStepSig, namespace: dict[str, Any]) -> bytes:

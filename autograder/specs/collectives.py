@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.tasks import FEATURES, REPLICATED, STACKED, Assignment, Case, Input, Task
+from ..core.tasks import FEATURES, REPLICATED, STACKED, Assignment, Bound, Bounds, Case, Input, Task
 
 RINGS = frozenset({"ppermute"})
 EXACT = {"float32": (0.0, 0.0), "bfloat16": (0.0, 0.0), "int32": (0.0, 0.0)}
@@ -23,9 +23,17 @@ def _ring_cases(shape_8: tuple[int, ...], shape_y: tuple[int, ...]) -> tuple[Cas
 
 
 # What a ring part teaches is its collectives and its traffic: calling the built-in collective it
-# replaces keeps the values alone, half the points (and communication is judged only once the
-# collectives are right).
-RING_POINTS = {"values": 3.0, "hidden values": 2.0, "collectives": 3.0, "communication": 2.0}
+# replaces, or sending past its neighbours, keeps the values alone, half the points (and
+# communication is judged only once the technique holds).
+RING_POINTS = {"values": 3.0, "hidden values": 2.0, "technique": 3.0, "communication": 2.0}
+
+
+def _ring_bounds(why: str) -> dict[str, Bounds]:
+    """What these parts achieve is their traffic: up to 3x the reference's is still a ring that
+    sends something twice (it loses communication, which allows no more than the reference's);
+    past it, it sends whole arrays where a ring sends blocks, another algorithm. Their memory is
+    their inputs and outputs, the same for every algorithm at these sizes, so it is not bounded."""
+    return {"technique": Bounds(traffic=Bound(3.0, why)), "communication": Bounds(traffic=Bound(1.0, why))}
 
 
 def _spec(*entries: Any) -> dict[str, list[Any]]:
@@ -61,11 +69,11 @@ ASSIGNMENT = Assignment(
             grade_id="test_ring_all_gather",
             kind="shard_map",
             points=RING_POINTS,
+            bounds=_ring_bounds("a ring all-gather passes one block to its neighbour at each of its N - 1 steps"),
             cases=_ring_cases((2, 3), (3, 4)),
             inputs=(Input(STACKED),),
             tolerance=EXACT,
             allowed=RINGS,
-            required=RINGS,
             neighbours_only=True,
         ),
         Task(
@@ -73,11 +81,13 @@ ASSIGNMENT = Assignment(
             grade_id="test_ring_reduce_scatter",
             kind="shard_map",
             points=RING_POINTS,
+            bounds=_ring_bounds(
+                "a ring reduce-scatter passes one block's partial sum to its neighbour at each of its N - 1 steps"
+            ),
             cases=_ring_cases((16, 3), (8, 2)),
             inputs=(Input(STACKED, "small_int"),),
             tolerance=EXACT,
             allowed=RINGS,
-            required=RINGS,
             neighbours_only=True,
         ),
         Task(
@@ -85,11 +95,13 @@ ASSIGNMENT = Assignment(
             grade_id="test_ring_all_reduce",
             kind="shard_map",
             points=RING_POINTS,
+            bounds=_ring_bounds(
+                "a ring all-reduce is a ring reduce-scatter then a ring all-gather: 2 (N - 1) sends of a block"
+            ),
             cases=_ring_cases((8, 5), (4, 3)),
             inputs=(Input(STACKED, "small_int"),),
             tolerance=EXACT,
             allowed=RINGS,
-            required=RINGS,
             neighbours_only=True,
         ),
         Task(
@@ -97,6 +109,7 @@ ASSIGNMENT = Assignment(
             grade_id="test_sharded_layernorm",
             kind="shard_map",
             points=RING_POINTS,
+            bounds=_ring_bounds("a sharded layernorm all-reduces two statistics per row, never the rows themselves"),
             cases=(
                 Case("8:i", "i", ((4, 8),), "float32"),
                 Case("2x4:x,y", "y", ((3, 5),), "float32"),
@@ -104,13 +117,12 @@ ASSIGNMENT = Assignment(
             inputs=(Input(FEATURES),),
             tolerance={"float32": (1e-5, 1e-5), "bfloat16": (2e-2, 2e-2)},
             allowed=frozenset({"psum"}),
-            required=frozenset({"psum"}),
         ),
         Task(
             name="fold_rng_over_axis",
             grade_id="test_fold_rng_over_axis",
             kind="shard_map",
-            points={"values": 2.0, "hidden values": 2.0, "collectives": 1.0},
+            points={"values": 2.0, "hidden values": 2.0, "technique": 1.0},
             cases=(Case("8:i", "i", ((),), "key"), Case("2x4:x,y", "y", ((),), "key")),
             inputs=(Input(REPLICATED, "key"),),
             allowed=frozenset(),

@@ -8,7 +8,7 @@ steps send and hold is the instructor's too: both live in ``solutions/fsdp_tenso
 
 from __future__ import annotations
 
-from ..core.tasks import REPLICATED, Assignment, Case, Input, Step, Task
+from ..core.tasks import REPLICATED, Assignment, Bound, Bounds, Case, Input, Step, Task
 from .given.fsdp_tensor_parallel import (
     COLS,
     FSDP_LAYOUTS,
@@ -43,6 +43,14 @@ ACTIVATIONS_TOLERANCE = {"float32": (1e-4, 1e-4), "bfloat16": (2e-2, 2e-1)}
 # A plain-Python part's visible answers are in the student's hands: its hidden cases weigh more.
 ROOFLINE_POINTS = {"values": 4.0, "hidden values": 5.0}
 
+# What a device holds after a step is its layout, exact for any spelling of the step: past 1.5x of
+# the reference's, some leaf is held whole (2x on the smallest split of these meshes), which is not
+# the technique; the memory part then allows no more than the reference's. A step that does not
+# split its batch, or its matmuls over `model`, multiplies 2x to 8x the reference's FLOPs.
+HELD = "each device keeps its share of every weight and of its momentum after the step"
+MEGATRON_SENT = "Megatron's block all-reduces its output once (and, backward, its input's gradient once)"
+SPLIT_WORK = "each device multiplies only its rows of the batch (and, over `model`, its block of each weight)"
+
 ASSIGNMENT = Assignment(
     name="04_fsdp_tensor_parallel",
     notebook="04_fsdp_tensor_parallel.ipynb",
@@ -66,7 +74,18 @@ ASSIGNMENT = Assignment(
             name="fsdp_step",
             grade_id="test_fsdp_step",
             kind="sharded_step",
-            points={"values": 4.0, "hidden values": 2.0, "memory": 4.0, "communication": 3.0},
+            points={"values": 4.0, "hidden values": 2.0, "technique": 3.0, "memory": 2.0, "communication": 2.0},
+            bounds={
+                "technique": Bounds(
+                    resident=Bound(1.5, HELD),
+                    flops=Bound(1.5, SPLIT_WORK),
+                    traffic=Bound(2.0, "FSDP gathers each weight and reduce-scatters its gradient, no more"),
+                ),
+                "memory": Bounds(resident=Bound(1.0, HELD)),
+                "communication": Bounds(
+                    traffic=Bound(1.0, "a reduce-scatter sends half what an all-reduce of the gradients does")
+                ),
+            },
             cases=FSDP_VISIBLE,
             inputs=tuple(Input(layout) for layout in FSDP_LAYOUTS),
             tolerance=STEP_TOLERANCE,
@@ -76,13 +95,21 @@ ASSIGNMENT = Assignment(
             name="megatron_mlp",
             grade_id="test_megatron_mlp",
             kind="shard_map",
-            points={"values": 4.0, "hidden values": 2.0, "collectives": 3.0, "communication": 3.0},
+            points={"values": 4.0, "hidden values": 2.0, "technique": 3.0, "communication": 3.0},
+            # A second all-reduce (of the hidden activation, 4x the output here) is 1.5x past the
+            # reference's traffic; gathering a weight multiplies the whole of it on every device.
+            bounds={
+                "technique": Bounds(
+                    flops=Bound(1.5, "each device multiplies by its own columns of w1 and rows of w2"),
+                    traffic=Bound(1.5, MEGATRON_SENT),
+                ),
+                "communication": Bounds(traffic=Bound(1.0, MEGATRON_SENT)),
+            },
             cases=megatron_cases((("8:model", 8, 16, 64, "float32"), ("2x4:data,model", 4, 8, 32, "float32"))),
             inputs=(Input(REPLICATED), Input(COLS), Input(ROWS)),
             out_layout=REPLICATED,
             tolerance=ACTIVATIONS_TOLERANCE,
             allowed=frozenset({"psum"}),
-            required=frozenset({"psum"}),
         ),
         Task(
             # Graded on what it teaches: only all-reduces, over `model` (the Megatron pair's) and
@@ -90,7 +117,11 @@ ASSIGNMENT = Assignment(
             name="dp_tp_step",
             grade_id="test_dp_tp_step",
             kind="sharded_step",
-            points={"values": 3.0, "hidden values": 2.0, "collectives": 3.0, "memory": 2.0},
+            points={"values": 3.0, "hidden values": 2.0, "technique": 3.0, "memory": 2.0},
+            bounds={
+                "technique": Bounds(resident=Bound(1.5, HELD), flops=Bound(1.5, SPLIT_WORK)),
+                "memory": Bounds(resident=Bound(1.0, HELD)),
+            },
             cases=TWO_D_VISIBLE,
             inputs=tuple(Input(layout) for layout in TWO_D_LAYOUTS[:-1]) + (Input(REPLICATED, "key", "key"),),
             tolerance=STEP_TOLERANCE,

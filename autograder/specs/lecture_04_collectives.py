@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from ..core.tasks import STACKED, Assignment, Case, Input, Task
+from ..core.tasks import STACKED, Assignment, Case, Input, Task, least_traffic
 
 EXACT = {"float32": (0.0, 0.0), "int32": (0.0, 0.0)}
 
@@ -26,7 +26,8 @@ EXERCISES = Assignment(
             name="cyclic_shift",
             grade_id="cyclic_shift",
             kind="shard_map",
-            points={"values": 1.0, "collectives": 1.0, "communication": 1.0},
+            points={"values": 1.0, "technique": 1.0, "communication": 1.0},
+            bounds=least_traffic("a shift sends each device's block once"),
             cases=(
                 Case("8:i", "i", ((2, 3),), "float32", kwargs=(("k", 3),)),
                 Case("2x4:x,y", "y", ((3,),), "int32", kwargs=(("k", -1),)),
@@ -36,13 +37,13 @@ EXERCISES = Assignment(
             out_layout=STACKED,
             tolerance=EXACT,
             allowed=frozenset({"ppermute"}),
-            required=frozenset({"ppermute"}),
         ),
         Task(
             name="dispatch_rows",
             grade_id="dispatch_rows",
             kind="shard_map",
-            points={"values": 1.0, "collectives": 1.0, "communication": 1.0},
+            points={"values": 1.0, "technique": 1.0, "communication": 1.0},
+            bounds=least_traffic("an all-to-all sends each device's rows for the others once"),
             cases=(
                 Case("8:i", "i", ((8, 3),), "float32"),
                 Case("2x4:x,y", "y", ((4, 2),), "int32"),
@@ -51,7 +52,6 @@ EXERCISES = Assignment(
             out_layout=STACKED,
             tolerance=EXACT,
             allowed=frozenset({"all_to_all"}),
-            required=frozenset({"all_to_all"}),
         ),
         Task(
             name="matmul_traffic",

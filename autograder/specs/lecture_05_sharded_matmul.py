@@ -10,7 +10,7 @@ cheaper to all-gather, and what it costs.
 
 from __future__ import annotations
 
-from ..core.tasks import Assignment, Case, Input, Layout, Task
+from ..core.tasks import Assignment, Case, Input, Layout, Task, least_traffic
 
 # A[I over the other axes, J over the case's axis] @ B[J over the case's axis, K] -> C[I as A's,
 # K over the case's axis].
@@ -28,6 +28,7 @@ EXERCISES = Assignment(
             grade_id="lecture_matmul_scatter_columns",
             kind="shard_map",
             points={"values": 1.0, "communication": 1.0},
+            bounds=least_traffic("a reduce-scatter sends each device's partial product once, split over the devices"),
             cases=(
                 Case("2x4:x,y", "y", ((3, 5), (5, 8)), "float32"),
                 Case("2x4:x,y", "x", ((2, 6), (6, 4)), "float32"),

@@ -9,7 +9,7 @@ neighbour, traffic no more than one block of keys and one of values.
 
 from __future__ import annotations
 
-from ..core.tasks import STACKED, Assignment, Case, Input, Task
+from ..core.tasks import STACKED, Assignment, Case, Input, Task, least_traffic
 
 BLOCKS = (Input(STACKED),) * 3  # q, k, v: each device its own block of the sequence
 
@@ -32,7 +32,8 @@ EXERCISES = Assignment(
             name="neighbour_attention",
             grade_id="lecture_neighbour_attention",
             kind="shard_map",
-            points={"values": 1.0, "collectives": 1.0, "communication": 1.0},
+            points={"values": 1.0, "technique": 1.0, "communication": 1.0},
+            bounds=least_traffic("one step of the ring sends one block of keys and one of values"),
             cases=(
                 Case("8:i", "i", ((4, 8),) * 3, "float32"),
                 Case("2x4:x,y", "y", ((3, 4),) * 3, "float32"),
@@ -41,7 +42,6 @@ EXERCISES = Assignment(
             out_layout=STACKED,
             tolerance={"float32": (1e-5, 1e-5)},
             allowed=frozenset({"ppermute"}),
-            required=frozenset({"ppermute"}),
             neighbours_only=True,
         ),
     ),

@@ -7,7 +7,7 @@ the first stage zeros; one ppermute to a neighbour, traffic no more than one act
 
 from __future__ import annotations
 
-from ..core.tasks import STACKED, Assignment, Case, Input, Task
+from ..core.tasks import STACKED, Assignment, Case, Input, Task, least_traffic
 
 EXERCISES = Assignment(
     name="lecture 10_pipeline_and_experts",
@@ -25,7 +25,8 @@ EXERCISES = Assignment(
             name="pipeline_shift",
             grade_id="lecture_pipeline_shift",
             kind="shard_map",
-            points={"values": 1.0, "collectives": 1.0, "communication": 1.0},
+            points={"values": 1.0, "technique": 1.0, "communication": 1.0},
+            bounds=least_traffic("each stage hands one activation to the next"),
             cases=(
                 Case("8:i", "i", ((4, 8),), "float32"),
                 Case("2x4:x,y", "y", ((3, 5),), "float32"),
@@ -34,7 +35,6 @@ EXERCISES = Assignment(
             out_layout=STACKED,
             tolerance={"float32": (0.0, 0.0)},
             allowed=frozenset({"ppermute"}),
-            required=frozenset({"ppermute"}),
             neighbours_only=True,
         ),
     ),

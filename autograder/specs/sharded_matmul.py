@@ -9,7 +9,7 @@ with the instructor, in ``solutions/sharded_matmul.py`` (its ``TARGETS``).
 
 from __future__ import annotations
 
-from ..core.tasks import REPLICATED, Assignment, Case, Input, Layout, Task
+from ..core.tasks import REPLICATED, Assignment, Bound, Bounds, Case, Input, Layout, Task
 from .given.sharded_matmul import COLS, ROWS, VISIBLE, matmul_cases
 
 FLOAT32 = (1e-5, 1e-5)
@@ -17,31 +17,59 @@ BFLOAT16 = (2e-2, 1e-1)  # 8 significant bits: a ring rounds its partial sums on
 TOLERANCE = {"float32": FLOAT32, "bfloat16": BFLOAT16}
 # Calling the built-in collective a part forbids keeps its values alone, half the points (and
 # communication is judged only once the collectives are right).
-PLAIN_POINTS = {"values": 2.0, "hidden values": 1.0, "collectives": 2.0, "communication": 1.0}
-RING_POINTS = {"values": 3.0, "hidden values": 2.0, "collectives": 3.0, "communication": 2.0}
+PLAIN_POINTS = {"values": 2.0, "hidden values": 1.0, "technique": 2.0, "communication": 1.0}
+RING_POINTS = {"values": 3.0, "hidden values": 2.0, "technique": 3.0, "communication": 2.0}
 CHOICE_POINTS = {
     "values": 1.0,
     "hidden values": 1.0,
-    "collectives": 1.0,
+    "technique": 1.0,
     "communication": 3.0,
 }  # the choice is the point
+
+
+# A sharded matmul's technique is its plan: which operand travels, and how much of the product
+# each device computes. Another plan for the same layouts multiplies N times more on a device
+# (gathering both operands) or moves another operand (B has fewer values than A everywhere, and a
+# product C more than either in some cases), 1.5x or more apart on some case; two spellings of one
+# plan are not. Communication then holds it to the reference's bytes, the plan's least. A ring also
+# holds one block at a time: one that gathers all of A first, or computes the whole partial product
+# before it sends, needs 1.75x to 7x the reference's memory at its peak on the hidden cases with a
+# long k or a tall C, however its matmuls feign the overlap (honest spellings stay within 1.25x).
+PLAN_FLOPS = Bound(1.5, "each device multiplies only the blocks the plan gives it")
+RING_PEAK = Bound(
+    1.5, "a ring holds the block in flight and the one it multiplies, never all of A or of the partial sums"
+)
+
+
+def _plan_bounds(plan: str, ring: bool) -> dict[str, Bounds]:
+    return {
+        "technique": Bounds(flops=PLAN_FLOPS, traffic=Bound(1.5, plan), peak=RING_PEAK if ring else None),
+        "communication": Bounds(traffic=Bound(1.0, plan)),
+    }
+
+
+PLANS_SENT = {
+    "psum_scatter": "the plan reduce-scatters C's partial sums: (N - 1)/N of this device's m x n",
+    "all_gather": "the plan gathers B, the smaller operand: (N - 1)/N of k x n",
+    "ppermute": "a ring passes one block on at each of its N - 1 steps, as much as the collective it replaces",
+}
 
 
 def _matmul_task(name: str, a: Layout, b: Layout, c: Layout, collective: str, ring: bool = False) -> Task:
     """A graded matmul: its layouts and the one collective it must use; a ``ring`` must also
     send each step to a neighbour, with a partial matmul per step that waits only for the blocks
-    that have arrived. Its traffic is held to the plan's closed form (the instructor's)."""
+    that have arrived. Its traffic is held to the reference's (the plan's closed form)."""
     return Task(
         name=name,
         grade_id=f"test_{name}",
         kind="shard_map",
         points=RING_POINTS if ring else PLAIN_POINTS,
+        bounds=_plan_bounds(PLANS_SENT[collective], ring),
         cases=matmul_cases(a, b, VISIBLE),
         inputs=(Input(a), Input(b)),
         out_layout=c,
         tolerance=TOLERANCE,
         allowed=frozenset({collective}),
-        required=frozenset({collective}),
         neighbours_only=ring,
         overlapped=ring,
     )
@@ -55,6 +83,8 @@ def _choice_task(name: str, a: Layout, b: Layout) -> Task:
         grade_id=f"test_{name}",
         kind="shard_map",
         points=CHOICE_POINTS,
+        # The plans multiply different shares of the product, so FLOPs choose no plan; the bytes do.
+        bounds={"communication": Bounds(traffic=Bound(1.0, "the cheaper plan for these sizes sends the least"))},
         cases=matmul_cases(a, b, VISIBLE),
         inputs=(Input(a), Input(b)),
         out_layout=REPLICATED,

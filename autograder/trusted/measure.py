@@ -14,7 +14,8 @@ import numpy as np
 
 from ..core import pspec
 from ..core.dataflow import matmul_waits
-from ..core.hlo import hlo_census, program_bytes, stablehlo_collectives, stablehlo_itemsizes
+from ..core.flops import program_flops
+from ..core.hlo import hlo_census, program_bytes, program_bytes_by_axes, stablehlo_collectives, stablehlo_itemsizes
 from ..core.quick_compile import compiler_options
 from ..core.records import ArrayMeasurement, ProgramStructure, Verdict, fail, ok
 
@@ -29,16 +30,27 @@ def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, 
         lowered = jitted.lower(*args)
         compiled = lowered.compile(compiler_options(mesh))
         out = compiled(*args)
-    asked = lowered.as_text()
-    census = hlo_census(compiled.as_text(), tuple(mesh.devices.shape), tuple(mesh.axis_names))
+    asked, hlo = lowered.as_text(), compiled.as_text()
+    census = hlo_census(hlo, tuple(mesh.devices.shape), tuple(mesh.axis_names))
+    itemsizes = stablehlo_itemsizes(asked)
     structure: ProgramStructure = {
         "asked": dict(stablehlo_collectives(asked)),
-        "census": {**census.to_json(), "program_bytes": program_bytes(census, stablehlo_itemsizes(asked))},
+        "census": {**census.to_json(), "program_bytes": program_bytes(census, itemsizes)},
         "out_spec": pspec.of_array(out),
         "matmul_waits": matmul_waits(asked),
-        "peak_bytes": peak_bytes(compiled),
+        "signature": {
+            "flops": program_flops(hlo),
+            "peak": peak_bytes(compiled),
+            "traffic": program_bytes_by_axes(census, itemsizes),
+            "resident": sum(held_per_device(leaf) for leaf in jax.tree.leaves(out)),
+        },
     }
     return out, structure
+
+
+def held_per_device(out: Any) -> int:
+    """Bytes of the largest piece of ``out`` that any one device holds."""
+    return max(int(shard.data.nbytes) for shard in out.addressable_shards)
 
 
 def peak_bytes(compiled: Any) -> int | None:
@@ -52,10 +64,13 @@ def peak_bytes(compiled: Any) -> int | None:
                - stats.alias_size_in_bytes)  # fmt: skip
 
 
-def measured(values: Verdict, structure: ProgramStructure) -> ArrayMeasurement:
-    """A case's verdict on its values, with what its program does."""
+def measured(values: Verdict, structure: ProgramStructure, reference: ProgramStructure) -> ArrayMeasurement:
+    """A case's verdict on its values, with what its program does beside what the reference's
+    does on the same case."""
     return {"values": values, "asked": structure["asked"], "census": structure["census"],
-            "out_spec": structure["out_spec"], "matmul_waits": structure["matmul_waits"]}  # fmt: skip
+            "out_spec": structure["out_spec"], "matmul_waits": structure["matmul_waits"],
+            "signature": structure["signature"], "reference_census": reference["census"],
+            "reference_signature": reference["signature"]}  # fmt: skip
 
 
 def host_value(out: Any) -> tuple[np.ndarray, str]:

@@ -115,7 +115,6 @@ def measure(test: Evaluation) -> Measurement:
         return {"values": {"ok": False, "message": f"failed to run: {str(err)[:300]}"}}
     tolerance = (test["tolerance"][0], test["tolerance"][1])
     values = compare_values(out, arrays["value"], record["dtype"], tolerance, mesh)
-    case = measured(values, structure)
-    case["reference_census"] = record["structure"]["census"]
+    case = measured(values, structure, record["structure"])
     case["program"] = program_shape.nodes(exported.mlir_module())
     return case

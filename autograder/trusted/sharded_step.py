@@ -20,7 +20,7 @@ from ..harness import sharded_step as harness
 from . import policy, reference
 from .inputs import make_inputs
 from .jobs import Evaluation, ReferenceJob, References
-from .measure import compare_values, execute, host_value, measured
+from .measure import compare_values, execute, held_per_device, host_value, measured
 from .shard_map import input_problems
 from .verdict import score as score  # re-exported: the array tasks' verdict, memory parts included
 
@@ -28,25 +28,28 @@ ARGUMENT = re.compile(r"%arg(\d+):")  # where each argument of a module's main f
 
 
 def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The reference step's record (dtypes and program) and its outputs on the case's inputs."""
+    """The reference step's record (dtypes, program, what each device holds of each returned
+    leaf) and its outputs on the case's inputs."""
     sig = cast(ShardedStepSig, job["sig"])  # this module is handed only its own kind
     wrapped, _, mesh = harness.build(refs.lookup(sig["function"]), sig)
     outs, structure = execute(wrapped, make_inputs(sig, job["seed"], mesh), mesh)
     values = [host_value(out) for out in outs]
     arrays = {f"out{i}": v.astype(np.float32) if d == "bfloat16" else v for i, (v, d) in enumerate(values)}
-    return {"dtypes": [dtype for _, dtype in values], "structure": structure}, arrays
+    record = {"dtypes": [dtype for _, dtype in values], "structure": structure, "memory": _held(sig, outs)}
+    return record, arrays
 
 
-def held_per_device(out: Any) -> int:
-    """Bytes of the largest piece of ``out`` that any one device holds."""
-    return max(int(shard.data.nbytes) for shard in out.addressable_shards)
+def _held(sig: ShardedStepSig, outs: list[Any]) -> list[tuple[str, int, int]]:
+    """Per returned state leaf: its path, the bytes one device holds of it, and its whole size."""
+    return [(path, held_per_device(out), int(out.nbytes)) for path, out in zip(sig["returns"], outs)]
 
 
 def measure_outputs(
-    call: Callable[..., Any], sig: ShardedStepSig, seed: int, expected: list[np.ndarray], dtypes: list[str],
+    call: Callable[..., Any], sig: ShardedStepSig, seed: int, reference: dict[str, Any], expected: list[np.ndarray],
     tolerance: tuple[float, float],
 ) -> ArrayMeasurement:  # fmt: skip
-    """Run ``call`` (the flat step) on the case's inputs; values, program and memory held."""
+    """Run ``call`` (the flat step) on the case's inputs; values, program and memory held, beside
+    the ``reference`` record's."""
     mesh = MeshSpec.parse(sig["mesh"]).build()
     try:
         outs, structure = execute(call, make_inputs(sig, seed, mesh), mesh)
@@ -55,13 +58,13 @@ def measure_outputs(
     names = [*sig["returns"], "loss"]
     if len(outs) != len(names):
         return {"values": fail(f"the step returned {len(outs)} arrays; it must return {len(names)}")}
-    for name, out, want, dtype in zip(names, outs, expected, dtypes):
+    for name, out, want, dtype in zip(names, outs, expected, reference["dtypes"]):
         verdict = compare_values(out, want, dtype, tolerance, mesh)
         if not verdict["ok"]:
-            return measured(fail(f"{name}: {verdict['message']}"), structure)
-    case = measured(ok(), structure)
-    case["memory"] = [(path, held_per_device(out), int(out.nbytes)) for path, out in zip(sig["returns"], outs)]
-    case["peak"] = structure["peak_bytes"]
+            return measured(fail(f"{name}: {verdict['message']}"), structure, reference["structure"])
+    case = measured(ok(), structure, reference["structure"])
+    case["memory"] = _held(sig, outs)
+    case["reference_memory"] = [(path, int(mine), int(whole)) for path, mine, whole in reference["memory"]]
     return case
 
 
@@ -112,7 +115,4 @@ def _against(
     """The step's outputs against the reference's."""
     record, arrays = expected
     outs = [arrays[f"out{i}"] for i in range(len(record["dtypes"]))]
-    case = measure_outputs(call, sig, seed, outs, record["dtypes"], tolerance)
-    if "memory" in case:
-        case["reference_peak"] = record["structure"]["peak_bytes"]
-    return case
+    return measure_outputs(call, sig, seed, record, outs, tolerance)

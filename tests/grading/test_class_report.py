@@ -48,7 +48,7 @@ def test_the_report_counts_what_grades_csv_says(graded):
     assert sorted(report.scores) == sorted(float(r["score"]) for r in rows if r["status"] == "graded")
     assert report.max_score == max(float(r["max_score"]) for r in rows if r["status"] == "graded")
     assert [p.name for p in report.parts] == list(MAX)
-    ring = next(p for p in report.parts if p.name == "ring_all_gather: collectives")
+    ring = next(p for p in report.parts if p.name == "ring_all_gather: technique")
     kept = [
         json.loads((graded / r["student_id"] / "results.json").read_text()) for r in rows if r["status"] == "graded"
     ]
@@ -59,9 +59,9 @@ def test_the_report_counts_what_grades_csv_says(graded):
 def test_reasons_are_counted_once_per_student_and_part_with_an_example(graded):
     report = summarise(ASSIGNMENT, read_reports(graded, ASSIGNMENT))
     said = [t for r in read_reports(graded, ASSIGNMENT).reports if r.status == "graded" for t in r.tests
-            if t.name == "ring_all_gather: collectives" and "contains all-gather" in t.message]  # fmt: skip
+            if t.name == "ring_all_gather: technique" and "contains all-gather" in t.message]  # fmt: skip
     forbidden = next(r for r in report.reasons if r.kind == "forbidden collective: all_gather"
-                     and r.part == "ring_all_gather: collectives")  # fmt: skip
+                     and r.part == "ring_all_gather: technique")  # fmt: skip
     assert forbidden.students == len(said) > 0 and "the compiled HLO contains all-gather" in forbidden.example
     assert [r.students for r in report.reasons] == sorted((r.students for r in report.reasons), reverse=True)
     assert report.first_look == report.reasons[0]

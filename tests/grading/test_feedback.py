@@ -61,3 +61,22 @@ def test_feedback_pictures_visible_tests_and_hides_hidden_cases():
         assert "sends 14 values per device" in text
         assert "4x2" not in text and "bfloat16" not in text  # the hidden case stays hidden
         assert "a hidden case fails" in text
+
+
+def test_feedback_shows_the_technique_s_signature_beside_the_reference_s_and_escapes_it():
+    signature = {"case": "mesh 8:i <i>", "rows": [
+        {"dimension": "memory at the peak (bytes)", "yours": 78720, "reference": 39940, "bounds": {"technique": 1.5}},
+        {"dimension": "bytes sent over 'i'", "yours": 1792.0, "reference": 1792.0,
+         "bounds": {"technique": 1.5, "communication": 1.0}},
+        {"dimension": "FLOPs of matmuls", "yours": 0.0, "reference": 0.0, "bounds": {}},
+    ]}  # fmt: skip
+    tests = [Result("ring: technique", "t", 0, 4, "failed", "needs 1.97x", "visible", None, signature)]
+    report = Report("ada", "05_transformer_parallel", "graded", "", tests)
+    page, text = to_html(report), markdown(report)
+    table = page[page.index("<table class='signature'>") : page.index("</table>", page.index("class='signature'"))]
+    assert "<td>78,720</td><td>39,940</td><td>1.97x</td><td>1.5x (technique)</td>" in table
+    assert "<td>1.5x (technique), 1x (communication)</td>" in table and "<td>not judged</td>" in table
+    assert "mesh 8:i &lt;i&gt;" in page and "<i>" not in table
+    row = next(line for line in text.splitlines() if line.startswith("  memory at the peak"))
+    assert row.split() == ["memory", "at", "the", "peak", "(bytes)", "78,720", "39,940", "1.97x", "1.5x", "(technique)"]
+    assert "ring: technique, mesh 8:i <i>:" in text  # Markdown code block: shown as written

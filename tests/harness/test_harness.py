@@ -5,8 +5,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
-from autograder.core.tasks import FEATURES, STACKED, Case, Input, Layout, Step, Task
+from autograder.core.tasks import FEATURES, STACKED, Bound, Bounds, Case, Input, Layout, Step, Task
 from autograder.harness import shard_map as harness
 from autograder.harness import sharded_step as step_harness
 from autograder.mesh import MeshSpec
@@ -69,11 +70,26 @@ STEP = Task(
     grade_id="test_step",
     kind="sharded_step",
     points={"values": 1.0, "memory": 1.0},
+    bounds={"memory": Bounds(resident=Bound(1.0, "each device keeps its rows of w and of its momentum"))},
     cases=(Case("4:data", shapes=((2, 3), (2, 3), (4, 3))),),
     inputs=(Input(Layout(("data", None))),) * 3,
     step=Step(("params/w", "opt_state/mu/w", "batch/x"), ("params", "opt_state")),
 )
-HELD = {"memory_bytes": 2 * 2 * 3 * 4}  # the closed form on the case, as its reference record keeps it
+
+
+def _reference(fn, sig):
+    """``fn``'s reference record on the case (as ``trusted.sharded_step.reference_record`` keeps
+    it) and its outputs."""
+    from autograder.trusted.sharded_step import _held
+
+    mesh = MeshSpec.parse(sig["mesh"]).build()
+    outs, structure = execute(step_harness.build(fn, sig)[0], make_inputs(sig, 0, mesh), mesh)
+    record = {"dtypes": [str(o.dtype) for o in outs], "structure": structure, "memory": _held(sig, outs)}
+    return record, [np.asarray(o) for o in outs]
+
+
+def _sharded(params, opt_state, batch):
+    return params, opt_state, jnp.sum(batch["x"])
 
 
 def test_a_step_is_judged_on_the_shards_it_returns():
@@ -82,26 +98,41 @@ def test_a_step_is_judged_on_the_shards_it_returns():
     sig = step_harness.signature(STEP, STEP.cases[0])
     assert sig["returns"] == ["params/w", "opt_state/mu/w"]
 
-    def sharded(params, opt_state, batch):
-        return params, opt_state, jnp.sum(batch["x"])
-
     def momentum_whole(params, opt_state, batch):
         return params, {"mu": {"w": jax.reshard(opt_state["mu"]["w"], jax.P())}}, jnp.sum(batch["x"])
 
-    reference = step_harness.build(sharded, sig)[0]
-    mesh = MeshSpec.parse(sig["mesh"]).build()
-    expected = [np.asarray(v) for v in execute(reference, make_inputs(sig, 0, mesh), mesh)[0]]
-    for step, held in ((sharded, [24, 24]), (momentum_whole, [24, 96])):
-        m = measure_outputs(step_harness.build(step, sig)[0], sig, 0, expected, ["float32"] * 3, (1e-6, 1e-6))
+    record, expected = _reference(_sharded, sig)
+    for step, held in ((_sharded, [24, 24]), (momentum_whole, [24, 96])):
+        m = measure_outputs(step_harness.build(step, sig)[0], sig, 0, record, expected, (1e-6, 1e-6))
         assert m["values"]["ok"], m["values"]
         assert [(path, mine, whole) for path, mine, whole in m["memory"]] == [
             ("params/w", held[0], 96),
             ("opt_state/mu/w", held[1], 96),
         ]
-    results = {r.name: r for r in score_task(STEP, [(STEP.cases[0], {**m, "targets": HELD})])}
+    results = {r.name: r for r in score_task(STEP, [(STEP.cases[0], m)])}
     assert results["step: memory"].score == 0
     assert "opt_state/mu/w is held whole on every device (96 bytes per device)" in results["step: memory"].message
-    assert "keeps 1/4 of it (24 bytes)" in results["step: memory"].message
+    assert "the reference keeps 1/4 of it (24 bytes)" in results["step: memory"].message
+
+
+def test_a_step_is_graded_as_its_own_jit_returns_it_at_the_top_level():
+    """Nested in the flat step's jit, a jit's out_shardings set no result's type, and its result
+    follows its inputs; so the flat step returns each leaf where the student's step, called at the
+    top level, leaves it: her jit's out_shardings decide what each device holds after the step."""
+    sig = step_harness.signature(STEP, STEP.cases[0])
+    rows = jax.P("data", None)
+    whole_momentum = jax.jit(_sharded, out_shardings=(rows, jax.P(), jax.P()))  # mu back on every device
+
+    def in_a_step(params, opt_state, batch):
+        params, mu, loss = whole_momentum(params, opt_state["mu"]["w"], batch)
+        return params, {"mu": {"w": mu}}, loss
+
+    record, expected = _reference(_sharded, sig)
+    m = measure_outputs(step_harness.build(in_a_step, sig)[0], sig, 0, record, expected, (1e-6, 1e-6))
+    assert [held for _, held, _ in m["memory"]] == [24, 96]
+    elsewhere = jax.jit(_sharded, in_shardings=(jax.P(), jax.P(), jax.P()))  # takes its state whole: not the task's
+    with pytest.raises(ValueError, match="the jit of _sharded takes P\\(\\) where the step is given P\\('data'\\)"):
+        step_harness.in_sandbox(elsewhere, sig, {})
 
 
 PEAK = Task(
@@ -109,6 +140,7 @@ PEAK = Task(
     grade_id="test_step",
     kind="sharded_step",
     points={"values": 1.0, "peak memory": 1.0},
+    bounds={"peak memory": Bounds(peak=Bound(1.1, "donate the state the step replaces"))},
     cases=(Case("4:data", shapes=((64, 32), (64, 32), (8, 32))),),
     inputs=(Input(Layout(("data", None))),) * 3,
     step=Step(("params/w", "opt_state/mu/w", "batch/x"), ("params", "opt_state")),
@@ -138,21 +170,18 @@ def test_a_step_that_donates_its_state_is_run_donated_and_needs_less_at_its_peak
         assert step_harness.donated(_momentum, sig, structs) == ()
         assert step_harness.donated(donating, sig, structs) == (0, 1)
         assert step_harness.donated(donating_inside, sig, structs) == (0,)
-    peaks, expected = {}, None
+    record, expected = _reference(donating, sig)
+    peaks = {}
     for name, fn in (("donating", donating), ("keeping", jax.jit(_momentum))):
-        wrapped = step_harness.build(fn, sig)[0]
         exported = jax.export.deserialize(bytearray(step_harness.in_sandbox(fn, sig, {})))
         assert donated_arguments(exported) == ((0, 1) if name == "donating" else ())
-        if expected is None:
-            expected = [np.asarray(v) for v in execute(wrapped, make_inputs(sig, 0, mesh), mesh)[0]]
         call = jax.jit(exported.call, donate_argnums=donated_arguments(exported))
-        peaks[name] = measure_outputs(call, sig, 0, expected, ["float32"] * 3, (1e-6, 1e-6))
+        peaks[name] = measure_outputs(call, sig, 0, record, expected, (1e-6, 1e-6))
         assert peaks[name]["values"]["ok"], peaks[name]["values"]
     state = 2 * 64 * 32 * 4  # w and its momentum: one device's rows of each (the case's shapes are local)
-    saved = peaks["keeping"]["peak"] - peaks["donating"]["peak"]
+    saved = peaks["keeping"]["signature"]["peak"] - peaks["donating"]["signature"]["peak"]
     assert 0.99 * state <= saved <= state  # the state's copy, less a few bytes of temporaries XLA places apart
     for name, score in (("donating", 1.0), ("keeping", 0.0)):
-        m = {**peaks[name], "reference_peak": peaks["donating"]["peak"]}
-        results = {r.name: r for r in score_task(PEAK, [(PEAK.cases[0], m)])}
+        results = {r.name: r for r in score_task(PEAK, [(PEAK.cases[0], peaks[name])])}
         assert results["step: peak memory"].score == score, results["step: peak memory"].message
     assert "donate the state the step replaces" in results["step: peak memory"].message
