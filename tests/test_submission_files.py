@@ -58,6 +58,8 @@ def test_the_rules_catch_what_they_claim_to(tmp_path):
         "loses_nothing": '"""doc"""\nEXPECTED = {}\nREASONS = {}\n',
         "status_without_message": '"""doc"""\nSTATUS = "timeout"\n',
         "misspelt": '"""doc"""\nEXPECTED = {"a: values": 0}\nREASONS = {"a: values": "w"}\nREASON = {}\n',
+        "honest_says_nothing": '"""doc"""\nHONEST = True\n',
+        "honest_not_true": '"""doc"""\nHONEST = 1\nEXPECTED = {}\nREASONS = {}\n',
     }
     for name, text in broken.items():
         (tmp_path / f"{name}.py").write_text(text)
@@ -72,8 +74,10 @@ def test_the_rules_catch_what_they_claim_to(tmp_path):
         (tmp_path / f"{name}.py").write_text(text)
         assert case_problems(WrongSubmission(tmp_path / f"{name}.py")), name
     good = '"""doc"""\nEXPECTED = {"a: values": 0}\nREASONS = {"a: values": "wrong"}\n'
-    (tmp_path / "good.py").write_text(good)
-    assert submission_problems(WrongSubmission(tmp_path / "good.py")) == []
+    honest = '"""doc"""\nHONEST = True\nEXPECTED = {}\nREASONS = {}\n'
+    for name, text in (("good", good), ("honest", honest)):
+        (tmp_path / f"{name}.py").write_text(text)
+        assert submission_problems(WrongSubmission(tmp_path / f"{name}.py")) == [], name
 
 
 def test_the_cases_folder_holds_only_cases():
@@ -91,24 +95,45 @@ def _solution_cells(assignment: str) -> set[str]:
     }
 
 
-# The shortcut each of these takes is the one its part forbids (the built-in collective a ring
-# replaces, a plan that was not chosen, a step that is not parallel, steps agreed on without
-# communication): the slow tests hold each to its EXPECTED, and so it keeps at most half the part.
+# The shortcut each of these takes is the one its part forbids, or another algorithm spelled with
+# what the part allows (the built-in collective a ring replaces, a ring that holds every block or
+# feigns its overlap, a pipeline that runs the whole model on every device, experts that travel
+# instead of tokens, a plan that was not chosen, a step that is not parallel or not sharded at rest,
+# steps agreed on without communicating): the slow tests hold each to its EXPECTED, and so it keeps
+# at most half the part.
 SHORTCUTS = {
     "01_collectives": {"uses_all_gather": "ring_all_gather", "reduce_scatter_calls_psum_scatter": "ring_reduce_scatter",
-                       "all_reduce_calls_psum": "ring_all_reduce", "layernorm_gathers_rows": "sharded_layernorm"},
+                       "all_reduce_calls_psum": "ring_all_reduce", "layernorm_gathers_rows": "sharded_layernorm",
+                       "ring_direct_sends": "ring_all_gather", "reduce_scatter_sums_whole_arrays": "ring_reduce_scatter",
+                       "layernorm_sums_rows": "sharded_layernorm"},
     "02_sharded_matmul": {"collective_matmul_calls_all_gather": "collective_matmul_allgather",
                           "collective_matmul_calls_psum_scatter": "collective_matmul_reduce_scatter",
                           "collective_matmul_gathers_first": "collective_matmul_allgather",
+                          "collective_matmul_feigns_overlap": "collective_matmul_allgather",
+                          "collective_matmul_multiplies_first": "collective_matmul_reduce_scatter",
+                          "collective_matmul_direct_sends": "collective_matmul_allgather",
                           "psum_not_reduce_scatter": "matmul_reduce_scatter", "reshard_gathers_a": "matmul_reshard",
                           "case2_always_gathers": "matmul_case2", "case3_always_all_reduces": "matmul_case3"},
     "03_multiprocess_training": {"step_gathers_batch": "train_step", "counts_without_communicating": "train"},
     "04_fsdp_tensor_parallel": {"dp_tp_step_replicated": "dp_tp_step", "fsdp_keeps_full_weights": "fsdp_step",
-                                "two_all_reduces_forward": "megatron_mlp", "column_parallel_gathers_input": "megatron_mlp"},
-    "05_transformer_parallel": {"explicit_step_replicated": "explicit_step", "ring_attention_all_gathers": "ring_attention",
+                                "optimizer_state_replicated": "fsdp_step", "two_all_reduces_forward": "megatron_mlp",
+                                "column_parallel_gathers_input": "megatron_mlp",
+                                "dp_tp_step_psum_gathers_weights": "dp_tp_step"},
+    "05_transformer_parallel": {"explicit_step_replicated": "explicit_step", "explicit_step_no_fsdp": "explicit_step",
+                                "explicit_step_tp_only_at_rest": "explicit_step",
+                                "explicit_step_tp_only_then_copies": "explicit_step",
+                                "ring_attention_all_gathers": "ring_attention",
                                 "ring_attention_concatenates_blocks": "ring_attention",
-                                "sequence_parallel_psum": "sequence_parallel_block"},
-    "06_pipeline_experts": {"gpipe_gathers_weights": "gpipe", "moe_gathers_tokens": "moe_layer"},
+                                "ring_attention_keeps_every_block": "ring_attention",
+                                "ring_attention_feigns_overlap": "ring_attention",
+                                "ring_attention_direct_sends": "ring_attention",
+                                "sequence_parallel_psum": "sequence_parallel_block",
+                                "sequence_parallel_megatron": "sequence_parallel_block",
+                                "sequence_parallel_gathers_weights": "sequence_parallel_block"},
+    "06_pipeline_experts": {"gpipe_gathers_weights": "gpipe", "gpipe_weights_travel": "gpipe",
+                            "gpipe_data_parallel": "gpipe", "gpipe_skips_neighbours": "gpipe",
+                            "moe_gathers_tokens": "moe_layer", "moe_sends_experts": "moe_layer",
+                            "moe_sends_every_token": "moe_layer", "fixed_pipeline_runs_every_stage": "fixed_pipeline"},
 }  # fmt: skip
 SHORTCUT_PARTS = [(a, name, task) for a, named in SHORTCUTS.items() for name, task in named.items()]
 
@@ -116,6 +141,28 @@ SHORTCUT_PARTS = [(a, name, task) for a, named in SHORTCUTS.items() for name, ta
 @pytest.mark.parametrize("assignment, name, task", SHORTCUT_PARTS, ids=[f"{a}/{n}" for a, n, _ in SHORTCUT_PARTS])
 def test_the_shortcut_a_part_forbids_keeps_at_most_half_of_it(assignment: str, name: str, task: str):
     wrong = next(w for w in wrong_submissions(assignment) if w.name == name)
+    assert not wrong.honest, f"{name} is an honest variant, not a shortcut"
+    assert _kept(wrong, assignment, task) <= sum(SPECS[assignment].task(task).points.values()) / 2, name
+
+
+HONEST = [(a, w) for a, w in WRONG if w.honest]
+
+
+def test_the_library_holds_honest_variants_of_the_techniques_it_grades():
+    """Lecture 10's GPipe and ring attention with k and v in one ppermute, at least."""
+    assert {"05_transformer_parallel/ring_attention_sends_kv_together", "06_pipeline_experts/gpipe_scan"} <= {
+        f"{a}/{w.name}" for a, w in HONEST
+    }
+
+
+@pytest.mark.parametrize("assignment, honest", HONEST, ids=[f"{a}/{w.name}" for a, w in HONEST])
+def test_an_honest_variant_keeps_at_least_85_percent_of_each_part_it_writes(assignment: str, honest: WrongSubmission):
+    for task in honest.functions:
+        full = sum(SPECS[assignment].task(task).points.values())
+        assert _kept(honest, assignment, task) >= 0.85 * full, (honest.name, task)
+
+
+def _kept(wrong: WrongSubmission, assignment: str, task: str) -> float:
+    """The points of ``task`` that ``wrong`` keeps, by its EXPECTED."""
     points = SPECS[assignment].task(task).points
-    kept = sum(wrong.expected.get(f"{task}: {part}", full) for part, full in points.items())
-    assert kept <= sum(points.values()) / 2, f"{name} keeps {kept:g} of {task}'s {sum(points.values()):g} points"
+    return sum(wrong.expected.get(f"{task}: {part}", full) for part, full in points.items())

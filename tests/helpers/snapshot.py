@@ -49,6 +49,23 @@ collectives per mesh axis and on the memory each device holds; 03's dropout part
 data-parallel step, and each 03 run draws the processes' batch counts (the figures of its
 messages moved); a visible part that fails on a hidden case no longer names it, and a part passed
 on hidden cases alone says so (``judged on hidden cases only``) instead of listing their traffic.
+Issue 39 changed every record of 01, 02, 04, 05 and 06 on purpose, so that a part's structural
+points are earned by what its program achieves, measured against the reference's on the same
+mesh: the part once called "collectives" is "technique" (its collectives, a ring's neighbours, a
+collective matmul's overlap, and FLOPs, peak memory, bytes per mesh axis and what a step holds
+within loose bounds of the reference's); communication, memory and peak memory are judged once it
+holds, each against the reference's within a tight bound, their messages in ratios with the
+figures; no count of operations and no required collective earns or loses points. So: a ring that
+skips its neighbours, or sends whole arrays, or holds every block, loses its technique (01's
+ring_direct_sends, 02's collective_matmul_direct_sends and gathers_first, 06's
+gpipe_skips_neighbours, 05's ring_attention_concatenates_blocks: with it their communication, no
+longer judged); a step not sharded at rest loses its technique, and with it memory (04's
+fsdp_keeps_full_weights and optimizer_state_replicated); 04's two_all_reduces_forward and 02's
+reshard_gathers_a lose theirs to their bytes, not to a count; every passed part's note gives its
+ratios to the reference's. 05's ring attention has a longer visible causal case (256), and the
+hidden cases of 02, 05 and 06 grew. The library's new files were recorded from their first
+grading, after each was read against its docstring. The fork bomb's record, unstable and so never
+rewritten, had its part renamed by hand.
 ``_unstable``   [key, why] pairs whose status depends on which limit stops them first: only the
                 status is compared, and only with the statuses the caller allows.
 

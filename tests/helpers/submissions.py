@@ -12,7 +12,9 @@ module-level literals:
 ``MESSAGE``    words (wrong submissions) or a pattern (attacks) the report's message must hold;
 ``MESSAGE_OF`` attacks: test name -> a pattern its message must match, for every key of ``EXPECTED``;
 ``EXTRA_CELL`` a code cell appended to the notebook;
-``HANG``       03's: words the hang report of the 2-process layout must contain.
+``HANG``       03's: words the hang report of the 2-process layout must contain;
+``HONEST``     ``True`` for an honest program spelled differently from the reference: it keeps at
+               least 85% of each part it writes, and ``EXPECTED`` (possibly empty) says what it loses.
 
 ``tests/test_submission_files.py`` holds every file to these rules.
 """
@@ -62,6 +64,7 @@ class WrongSubmission:
         self.message_of: dict[str, str] = literal(text, "MESSAGE_OF", {})
         self.extra_cell: str | None = literal(text, "EXTRA_CELL")
         self.hang: str | None = literal(text, "HANG")
+        self.honest: bool = literal(text, "HONEST", False) is True
 
     @property
     def statuses(self) -> tuple[str, ...]:
@@ -90,7 +93,7 @@ def adversarial_cases() -> list[WrongSubmission]:
 
 # ---------------------------------------------------------------- the rules each file must keep
 
-SUBMISSION_NAMES = {"EXPECTED", "REASONS", "STATUS", "MESSAGE", "EXTRA_CELL", "HANG"}
+SUBMISSION_NAMES = {"EXPECTED", "REASONS", "STATUS", "MESSAGE", "EXTRA_CELL", "HANG", "HONEST"}
 CASE_NAMES = {"EXPECTED", "STATUS", "MESSAGE", "MESSAGE_OF", "EXTRA_CELL"}
 
 
@@ -105,9 +108,13 @@ def submission_problems(wrong: WrongSubmission) -> list[str]:
         problems.append("no docstring saying why it must fail")
     if unknown := wrong.names - SUBMISSION_NAMES:
         problems.append(f"unknown names {sorted(unknown)} (a typo is silently ignored)")
+    if "HONEST" in wrong.names and not wrong.honest:
+        problems.append("HONEST is True or absent")
     if wrong.status == "graded":
-        if not wrong.expected:
+        if not wrong.expected and not wrong.honest:
             problems.append("graded, but EXPECTED names no test it loses")
+        if wrong.honest and "EXPECTED" not in wrong.names:
+            problems.append("an honest variant says what it loses: EXPECTED = {} for nothing")
         if set(wrong.reasons) != set(wrong.expected):
             problems.append(
                 f"REASONS {sorted(wrong.reasons)} must have exactly EXPECTED's keys {sorted(wrong.expected)}"

@@ -8,10 +8,10 @@ program is judged for what it is: right values made with a collective the task f
 traffic is then not judged at all).
 (ring_all_reduce calls the notebook's own ring, which the patch leaves alone.)"""
 
-EXPECTED = {"ring_all_gather: collectives": 0, "ring_all_gather: communication": 0}
+EXPECTED = {"ring_all_gather: technique": 0, "ring_all_gather: communication": 0}
 MESSAGE_OF = {
-    "ring_all_gather: collectives": r"the compiled HLO contains all-gather \(all_gather\); ring_all_gather may use only ppermute",
-    "ring_all_gather: communication": r"not checked until the collectives are right",
+    "ring_all_gather: technique": r"the compiled HLO contains all-gather \(all_gather\); ring_all_gather may use only ppermute",
+    "ring_all_gather: communication": r"not checked until the technique holds",
 }
 EXTRA_CELL = """import contextlib, sys, types
 import numpy as np

@@ -7,13 +7,13 @@ in its program it has nothing else to earn. (ring_all_reduce runs a ring of its 
 EXPECTED = {
     "ring_all_gather: values": 0,
     "ring_all_gather: hidden values": 0,
-    "ring_all_gather: collectives": 0,
+    "ring_all_gather: technique": 0,
     "ring_all_gather: communication": 0,
 }
 MESSAGE_OF = {
     "ring_all_gather: values": "wrong values on 8 of 8 devices",
     "ring_all_gather: hidden values": "no shipped record of this shape",
-    "ring_all_gather: collectives": "not checked until the values are right on at least one case",
+    "ring_all_gather: technique": "not checked until the values are right on at least one case",
     "ring_all_gather: communication": "not checked until the values are right on at least one case",
 }
 

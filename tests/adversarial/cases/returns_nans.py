@@ -4,13 +4,13 @@ structure checks wait for right values."""
 EXPECTED = {
     "sharded_layernorm: values": 0,
     "sharded_layernorm: hidden values": 0,
-    "sharded_layernorm: collectives": 0,
+    "sharded_layernorm: technique": 0,
     "sharded_layernorm: communication": 0,
 }
 MESSAGE_OF = {
     "sharded_layernorm: values": "wrong values on 8 of 8 devices",
     "sharded_layernorm: hidden values": "wrong values on 8 of 8 devices",
-    "sharded_layernorm: collectives": "not checked until the values are right on at least one case",
+    "sharded_layernorm: technique": "not checked until the values are right on at least one case",
     "sharded_layernorm: communication": "not checked until the values are right on at least one case",
 }
 

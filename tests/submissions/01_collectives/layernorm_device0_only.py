@@ -4,13 +4,13 @@ zeros): wrong values on every other device, and the structure checks wait for ri
 EXPECTED = {
     "sharded_layernorm: values": 0,
     "sharded_layernorm: hidden values": 0,
-    "sharded_layernorm: collectives": 0,
+    "sharded_layernorm: technique": 0,
     "sharded_layernorm: communication": 0,
 }
 REASONS = {
     "sharded_layernorm: values": "wrong values on 7 of 8 devices",
     "sharded_layernorm: hidden values": "wrong values on 6 of 8 devices",
-    "sharded_layernorm: collectives": "not checked until the values are right on at least one case",
+    "sharded_layernorm: technique": "not checked until the values are right on at least one case",
     "sharded_layernorm: communication": "not checked until the values are right on at least one case",
 }
 

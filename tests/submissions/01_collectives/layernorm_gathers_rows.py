@@ -2,12 +2,12 @@
 (and sends far more): it keeps its values' points alone, and its traffic is not judged."""
 
 EXPECTED = {
-    "sharded_layernorm: collectives": 0,
+    "sharded_layernorm: technique": 0,
     "sharded_layernorm: communication": 0,
 }
 REASONS = {
-    "sharded_layernorm: collectives": "the compiled HLO contains all-gather (all_gather); sharded_layernorm may use only psum",
-    "sharded_layernorm: communication": "not checked until the collectives are right",
+    "sharded_layernorm: technique": "the compiled HLO contains all-gather",
+    "sharded_layernorm: communication": "not checked until the technique holds",
 }
 
 

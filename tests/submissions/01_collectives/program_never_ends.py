@@ -4,12 +4,12 @@ can notice, by the clock. The case is blamed, the worker restarted, the rest mea
 EXPECTED = {
     "fold_rng_over_axis: values": 0,
     "fold_rng_over_axis: hidden values": 0,
-    "fold_rng_over_axis: collectives": 0,
+    "fold_rng_over_axis: technique": 0,
 }
 REASONS = {
     "fold_rng_over_axis: values": "the exported program did not finish",
     "fold_rng_over_axis: hidden values": "the exported program did not finish",
-    "fold_rng_over_axis: collectives": "not checked until the values are right on at least one case",
+    "fold_rng_over_axis: technique": "not checked until the values are right on at least one case",
 }
 
 

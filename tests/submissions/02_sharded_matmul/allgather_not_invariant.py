@@ -5,13 +5,13 @@ message says which sharding was asked for and what came back."""
 EXPECTED = {
     "matmul_case2: values": 0,
     "matmul_case2: hidden values": 0,
-    "matmul_case2: collectives": 0,
+    "matmul_case2: technique": 0,
     "matmul_case2: communication": 0,
 }
 REASONS = {
     "matmul_case2: values": "the task's output sharding is P(), so matmul_case2's result must be the same on every device along 'i'; the value returned varies along 'i'",
     "matmul_case2: hidden values": "the task's output sharding is P(), so matmul_case2's result must be the same on every device along 'i'; the value returned varies along 'i'",
-    "matmul_case2: collectives": "not checked until the values are right on at least one case",
+    "matmul_case2: technique": "not checked until the values are right on at least one case",
     "matmul_case2: communication": "not checked until the values are right on at least one case",
 }
 

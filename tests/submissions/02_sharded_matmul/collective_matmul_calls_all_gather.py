@@ -1,13 +1,13 @@
 """collective_matmul_allgather calls all_gather: right values and the same bytes, but no ring. It
-keeps its values' points alone, half the part: its collectives fail, and its traffic is not judged."""
+keeps its values' points alone, half the part: its technique fails, and its traffic is not judged."""
 
 EXPECTED = {
-    "collective_matmul_allgather: collectives": 0,
+    "collective_matmul_allgather: technique": 0,
     "collective_matmul_allgather: communication": 0,
 }
 REASONS = {
-    "collective_matmul_allgather: communication": "not checked until the collectives are right",
-    "collective_matmul_allgather: collectives": "the compiled HLO contains all-gather (all_gather); collective_matmul_allgather may use only ppermute",
+    "collective_matmul_allgather: technique": "the compiled HLO contains all-gather",
+    "collective_matmul_allgather: communication": "not checked until the technique holds",
 }
 
 

@@ -1,14 +1,14 @@
 """collective_matmul_reduce_scatter multiplies, then calls psum_scatter: right values and the same
 bytes, but the collective the part replaces with a ring. It keeps its values' points alone, half
-the part: its collectives fail, and its traffic is not judged."""
+the part: its technique fails, and its traffic is not judged."""
 
 EXPECTED = {
-    "collective_matmul_reduce_scatter: collectives": 0,
+    "collective_matmul_reduce_scatter: technique": 0,
     "collective_matmul_reduce_scatter: communication": 0,
 }
 REASONS = {
-    "collective_matmul_reduce_scatter: collectives": "the compiled HLO contains reduce-scatter (psum_scatter); collective_matmul_reduce_scatter may use only ppermute",
-    "collective_matmul_reduce_scatter: communication": "not checked until the collectives are right",
+    "collective_matmul_reduce_scatter: technique": "the compiled HLO contains reduce-scatter",
+    "collective_matmul_reduce_scatter: communication": "not checked until the technique holds",
 }
 
 

@@ -1,14 +1,15 @@
 """matmul_reshard gathers A instead of B: that leaves columns of C, so it gathers C too and keeps
-its rows. Right values and only all-gathers, but two of them where the plan runs one (of B), and
-far more bytes: choosing the operand is the part, so it keeps its values alone."""
+its rows. Right values and only all-gathers, but two of them where the plan runs one (of B), 6x
+the plan's bytes on the visible ring of 8: choosing the operand is the part, so it keeps its
+values alone."""
 
 EXPECTED = {
-    "matmul_reshard: collectives": 0,
+    "matmul_reshard: technique": 0,
     "matmul_reshard: communication": 0,
 }
 REASONS = {
-    "matmul_reshard: collectives": "the compiled HLO runs all-gather (all_gather) 2 times; matmul_reshard must run it 1 times on this mesh",
-    "matmul_reshard: communication": "not checked until the collectives are right",
+    "matmul_reshard: technique": "sends 6.00x the reference's bytes per device over 'i'",
+    "matmul_reshard: communication": "not checked until the technique holds",
 }
 
 

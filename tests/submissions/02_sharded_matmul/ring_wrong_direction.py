@@ -1,6 +1,6 @@
 """The reduce-scatter ring sends its partial sums left but picks its terms for a ring going right.
 On a ring of 2 left and right are the same neighbour, so only the 2-device cases come out right;
-collectives and bytes are judged there and pass."""
+the technique and bytes are judged there and pass."""
 
 EXPECTED = {
     "collective_matmul_reduce_scatter: values": 0,

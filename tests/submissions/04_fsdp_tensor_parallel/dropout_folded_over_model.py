@@ -6,13 +6,13 @@ a step that is right."""
 EXPECTED = {
     "dp_tp_step: values": 0,
     "dp_tp_step: hidden values": 0,
-    "dp_tp_step: collectives": 0,
+    "dp_tp_step: technique": 0,
     "dp_tp_step: memory": 0,
 }
 REASONS = {
     "dp_tp_step: values": "differ",
     "dp_tp_step: hidden values": "differ",
-    "dp_tp_step: collectives": "not checked until the values are right on at least one case",
+    "dp_tp_step: technique": "not checked until the values are right on at least one case",
     "dp_tp_step: memory": "not checked until the values are right on at least one case",
 }
 

@@ -1,15 +1,18 @@
 """The parameters stay sharded, but the momentum is kept whole on every device: the gradients are
 all-reduced so that each device can update all of it, and only the parameters' update is cut back
-to the device's rows. Right values; the optimizer state costs N times its share of memory, and the
-all-reduce sends twice what a reduce-scatter would."""
+to the device's rows. Right values; but the optimizer state costs N times its share of memory,
+4.5x the reference's state on a device: not FSDP at rest, so it keeps the values alone (and its
+all-reduce, which sends twice what a reduce-scatter would, is not judged)."""
 
 EXPECTED = {
+    "fsdp_step: technique": 0,
     "fsdp_step: memory": 0,
     "fsdp_step: communication": 0,
 }
 REASONS = {
-    "fsdp_step: memory": "opt_state/mu/w1 is held whole on every device (2048 bytes per device); fsdp_step keeps 1/8 of it (256 bytes)",
-    "fsdp_step: communication": "the closed form for fsdp_step is 7175 bytes",
+    "fsdp_step: technique": "opt_state/mu/w1 is held whole on every device",
+    "fsdp_step: memory": "not checked until the technique holds",
+    "fsdp_step: communication": "not checked until the technique holds",
 }
 
 

@@ -4,8 +4,12 @@ collectives and the memory it holds at rest are right; at its peak one device ne
 reference's memory (4740 bytes against 3780 on the visible case), and it loses the peak-memory
 part."""
 
-EXPECTED = {"explicit_step: peak memory": 0}
-REASONS = {"explicit_step: peak memory": "donate the state the step replaces (donate_argnums)"}
+EXPECTED = {
+    "explicit_step: peak memory": 0,
+}
+REASONS = {
+    "explicit_step: peak memory": "donate the state the step replaces (donate_argnums)",
+}
 
 
 def explicit_step(params, opt_state, batch):

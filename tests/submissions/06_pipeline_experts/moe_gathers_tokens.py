@@ -1,15 +1,15 @@
 """A mixture of experts that all-gathers every device's tokens, lets its expert work on the ones
 routed to it (with the same capacity per source device), and reduce-scatters the results back:
 right values, but the collectives the part forbids in place of the two all-to-alls; its traffic
-is not judged until the collectives are right."""
+is not judged until the technique holds."""
 
 EXPECTED = {
-    "moe_layer: collectives": 0,
+    "moe_layer: technique": 0,
     "moe_layer: communication": 0,
 }
 REASONS = {
-    "moe_layer: collectives": "moe_layer may use only all_to_all",
-    "moe_layer: communication": "not checked until the collectives are right",
+    "moe_layer: technique": "the compiled HLO contains all-gather",
+    "moe_layer: communication": "not checked until the technique holds",
 }
 
 

@@ -3,8 +3,14 @@ token is ever dropped. Right where the capacity is as large as the tokens (no ex
 overflow), wrong where it is small; its collectives and traffic, judged on the right cases, are
 the reference's."""
 
-EXPECTED = {"moe_layer: values": 0, "moe_layer: hidden values": 0}
-REASONS = {"moe_layer: values": "capacity=2", "moe_layer: hidden values": "wrong values"}
+EXPECTED = {
+    "moe_layer: values": 0,
+    "moe_layer: hidden values": 0,
+}
+REASONS = {
+    "moe_layer: values": "capacity=2",
+    "moe_layer: hidden values": "wrong values",
+}
 
 
 def moe_layer(x, router, experts, axis_name, capacity):
