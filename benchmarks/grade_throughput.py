@@ -18,6 +18,13 @@ class that leans on notebooks that fail fast, for comparison with earlier figure
 loops are left out: they measure time limits, not throughput. jaxcourse's time includes computing its reference cache, filling
 the sandbox's compile cache and starting one container per submission.
 
+With ``--before REV``, what grading has come to cost since the package at REV (a commit of this
+repository): both classes graded by that package and by this checkout, ``--sandbox process``,
+alternating, ``--repeats`` times each, in one run; the medians of the CPU seconds they use per
+submission, and their ratio. Issue 39's measurement of each program's signature (FLOPs, peak,
+bytes per mesh axis) was held to under 10% of a class's time this way, on 01_collectives (whose
+cases it did not change) and on 05_transformer_parallel (whose hidden cases it made longer).
+
 Sandbox overhead: the same submission's runner in a container and as a bare local process on the
 same CPUs, each `--repeats` times, alternating; the difference of the medians is what isolation
 costs. A class run gives each container a CPU quota (1 CPU by default), whose throttling costs a
@@ -28,6 +35,7 @@ limit rather than of the isolation.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import resource
@@ -52,7 +60,7 @@ from tests.helpers.course import (  # noqa: E402  (the test helpers build real s
     solved_notebook,
     write_submission,
 )
-from tests.helpers.submissions import wrong_submission  # noqa: E402
+from tests.helpers.submissions import wrong_submission, wrong_submissions  # noqa: E402
 
 use_cpu_devices(8)  # as the tests have it, before anything starts JAX
 
@@ -112,18 +120,29 @@ def own_program(i: int) -> dict[str, str]:
     return sources
 
 
-def make_class(course, students: int, which=realistic, own_text: bool = True, distinct: bool = False) -> None:
+def make_class(
+    course, students: int, which=realistic, own_text: bool = True, distinct: bool = False, assignment: str = ASSIGNMENT
+) -> None:
+    """``students`` notebooks of ``assignment`` under the course's ``submitted/``: student i's from
+    ``which(i)``, a wrong submission of 01's library (another assignment's are its own: ``mixed``)."""
     submitted = course.nbgrader_root / "submitted"
     for i in range(students):
-        name = which(i)
-        wrong = wrong_submission(ASSIGNMENT, name) if name else None
+        name = which(i) if assignment == ASSIGNMENT else mixed(assignment, i)
+        wrong = wrong_submission(assignment, name) if name else None
         functions = own_program(i) if distinct else wrong.functions if wrong else None
-        nb = solved_notebook(course, functions, wrong.extra_cell if wrong else None)
+        nb = solved_notebook(course, functions, wrong.extra_cell if wrong else None, assignment)
         if own_text:  # each student's cells are their own text: no two notebooks are the same file
             for cell in nb.cells:
                 if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
                     cell.source = f"# student{i:03d}'s own work\n\n" + cell.source
-        write_submission(submitted, f"student{i:03d}", nb)
+        write_submission(submitted, f"student{i:03d}", nb, assignment)
+
+
+def mixed(assignment: str, i: int) -> str | None:
+    """Student i of another assignment's class: half right, the rest its library's graded
+    submissions in turn (those that stop a notebook measure time limits, not throughput)."""
+    graded = [w.name for w in wrong_submissions(assignment) if w.status == "graded"]
+    return None if i % 2 == 0 else graded[i // 2 % len(graded)]
 
 
 def sandbox_overhead(course, repeats: int) -> dict[str, float]:
@@ -221,6 +240,67 @@ def grade(course, sandbox: str, jobs: int) -> tuple[float, str]:
     return time.perf_counter() - start, done.stdout
 
 
+def signature_cost(rev: str, assignment: str, students: int, jobs: int, repeats: int) -> tuple[float, float]:
+    """Median CPU seconds per submission of one class (the realistic mix, every student's own
+    text) graded by the package at ``rev`` and by this checkout, alternating, each time in a fresh
+    copy of its course so that nothing measured is reused from a run before."""
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "before"
+        old.mkdir()
+        archive = subprocess.run(["git", "archive", rev], cwd=REPO, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        python = {"before": _python_for(old, Path(tmp) / "venv-before"), "after": sys.executable}
+        pristine = {"after": Path(tmp) / "after-course", "before": Path(tmp) / "before-course"}
+        course = copy_course(pristine["after"])
+        make_class(course, students, realistic, own_text=True, assignment=assignment)
+        made = f"from pathlib import Path; from tests.helpers.course import copy_course; copy_course(Path({str(pristine['before'])!r}))"
+        subprocess.run([python["before"], "-c", made], cwd=old, check=True)
+        shutil.copytree(course.nbgrader_root / "submitted", pristine["before"] / "assignments" / "submitted")
+        cpu: dict[str, list[float]] = {"before": [], "after": []}
+        graded: dict[str, set[str]] = {}
+        for _ in range(repeats):
+            for which in ("before", "after"):
+                run = Path(tmp) / "run"
+                shutil.rmtree(run, ignore_errors=True)
+                shutil.copytree(pristine[which], run)
+                argv = [python[which], "-m", "autograder.cli", "grade", assignment, "--sandbox", "process",
+                        "--jobs", str(jobs), "--quiet"]  # fmt: skip
+                cpu[which].append(children_cpu(lambda argv=argv, run=run: timed(argv, run)) / students)
+                graded[which] = _graded(run, assignment)
+        if graded["before"] != graded["after"] or not graded["after"]:
+            sys.exit(f"the two packages did not grade the same students: {graded}; a comparison would mean nothing")
+    return statistics.median(cpu["before"]), statistics.median(cpu["after"])
+
+
+def _graded(course_root: Path, assignment: str) -> set[str]:
+    """The students a grading run graded (not an error, timeout or crash), from its grades.csv."""
+    with open(course_root / "assignments" / "graded" / assignment / "grades.csv") as rows:
+        return {row["student_id"] for row in csv.DictReader(rows) if row["status"] == "graded"}
+
+
+def _python_for(checkout: Path, venv: Path) -> str:
+    """A Python whose ``autograder`` is ``checkout``'s, every other package this one's: a bare
+    virtual environment whose site-packages link to this environment's packages, but for this
+    checkout's own editable install, and whose one path file names the checkout; this
+    environment's tools beside it. Its graders' sandboxes and workers start with clean
+    environments (a sandbox reads the interpreter's site-packages, with no path file), so neither
+    PYTHONPATH nor a path file alone would reach them."""
+    import site
+    import venv as venvs
+
+    venvs.create(venv, with_pip=False)
+    packages = Path(next(p for p in site.getsitepackages() if p.endswith("site-packages")))
+    theirs = next((venv / "lib").glob("python*/site-packages"))
+    for entry in packages.iterdir():
+        if not entry.name.startswith(("__editable__", "jaxcourse_autograder")) and not (theirs / entry.name).exists():
+            (theirs / entry.name).symlink_to(entry)
+    (theirs / "before.pth").write_text(f"{checkout}\n")
+    for tool in Path(sys.executable).parent.iterdir():  # nbgrader runs `alembic` from Python's own bin
+        if not (venv / "bin" / tool.name).exists():
+            (venv / "bin" / tool.name).symlink_to(tool)
+    return str(venv / "bin" / "python")
+
+
 def children_cpu(run) -> float:
     """CPU seconds (user and system) that ``run``'s processes and all they waited for used."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -236,8 +316,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--fast-failing", action="store_true", help="grade the older fast-failing class too")
     parser.add_argument("--classes-only", action="store_true", help="skip the sandbox overhead and check latency")
+    parser.add_argument("--before", metavar="REV", help="only what grading costs now against the package at REV")
     args = parser.parse_args()
     n = args.students
+    if args.before:
+        print(f"CPU seconds per submission, --sandbox process --jobs {args.jobs}, medians of {args.repeats}, "
+              f"{n} students each, the package at {args.before} against this checkout:")  # fmt: skip
+        for assignment in (ASSIGNMENT, "05_transformer_parallel"):
+            before, after = signature_cost(args.before, assignment, n, args.jobs, args.repeats)
+            print(f"  {assignment}: before {before:.2f} s, now {after:.2f} s: {after / before:.3f}x "
+                  f"({(after / before - 1) * 100:+.1f}%; target: under +10%)")  # fmt: skip
+        return
     shared = compare(n, args.jobs, realistic, own_text=True)
     distinct = compare(n, args.jobs, everyone_right, own_text=True, distinct=True)
     cores = len(os.sched_getaffinity(0))

@@ -64,3 +64,15 @@ def test_a_globally_set_notebook_mesh_does_not_confuse_the_checks():
         assert check(reference.ring_all_gather).passed
     finally:
         jax.set_mesh(None)
+
+
+def test_probe_shows_what_the_grader_measures_of_a_function():
+    """A reduce-scatter matmul on 8 devices: A 32 x 16 by B 16 x 8, each device multiplying its
+    (32, 2) block of A's columns by its (2, 8) rows of B, and scattering C's partial sums."""
+    from autograder.checks import probe
+    from solutions.sharded_matmul import matmul_reduce_scatter
+
+    program = probe(matmul_reduce_scatter)
+    assert program.collectives == {"reduce-scatter": 1} and program.bytes_per_device == 7 / 8 * 32 * 8 * 4
+    assert program.flops == 2 * 32 * 2 * 8 and program.peak_bytes and program.peak_bytes > (32 * 2 + 2 * 8) * 4
+    assert f"multiplies {program.flops} FLOPs" in repr(program)

@@ -22,7 +22,8 @@ from .self_check import CheckFailed, find_task
 @dataclass(frozen=True)
 class Probe:
     """One compiled call of a task's function: its mesh and inputs, the collectives its HLO
-    runs and the bytes one device sends (at the program's own dtypes)."""
+    runs, the bytes one device sends (at the program's own dtypes), the FLOPs of its matmuls and
+    the memory it needs at its peak, per device: what the grader measures of it."""
 
     function: str
     mesh: str
@@ -30,11 +31,14 @@ class Probe:
     dtypes: tuple[str, ...]
     collectives: dict[str, int]
     bytes_per_device: float | None
+    flops: float | None
+    peak_bytes: int | None
 
     def __repr__(self) -> str:
         inputs = ", ".join(f"{'x'.join(map(str, s))} {d}" for s, d in zip(self.shapes, self.dtypes))
         runs = ", ".join(f"{n} {name}" for name, n in sorted(self.collectives.items())) or "no collectives"
-        return f"{self.function}({inputs}) on mesh {self.mesh}: runs {runs}; sends {self.bytes_per_device} bytes per device"
+        return (f"{self.function}({inputs}) on mesh {self.mesh}: runs {runs}; sends {self.bytes_per_device} bytes, "
+                f"multiplies {self.flops} FLOPs and needs {self.peak_bytes} bytes at its peak, per device")  # fmt: skip
 
 
 def probe(fn: Callable[..., Any], *, task: str | None = None, case: Case | None = None) -> Probe:
@@ -50,8 +54,9 @@ def probe(fn: Callable[..., Any], *, task: str | None = None, case: Case | None 
         _, structure = execute(wrapped, make_inputs(sig, 0, mesh), mesh)
     except Exception as err:  # an unfinished or broken function: its own error, in one line
         raise CheckFailed(f"{found.name} does not run yet: {type(err).__name__}: {str(err)[:200]}") from None
-    census = structure.get("census", {})
-    return Probe(found.name, sig["mesh"], *_inputs(sig), dict(census.get("counts", {})), census.get("program_bytes"))
+    census, spent = structure["census"], structure["signature"]
+    return Probe(found.name, sig["mesh"], *_inputs(sig), dict(census.get("counts", {})), census.get("program_bytes"),
+                 spent["flops"], spent["peak"])  # fmt: skip
 
 
 def _inputs(sig: ShardMapSig) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]:
