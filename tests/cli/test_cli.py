@@ -164,7 +164,7 @@ def test_grade_reports_every_student_and_exits_zero(graded_class):
     assert wrong_submission(ASSIGNMENT, "raises_at_import").message in bob["message"]
     alice = json.loads((out / "alice" / "results.json").read_text())
     assert {tuple(sorted(t)) for t in alice["tests"]} == {
-        ("figure", "grade_id", "max_score", "message", "name", "score", "status", "visibility")
+        ("figure", "grade_id", "max_score", "message", "name", "score", "signature", "status", "visibility")
     }
 
 
