@@ -29,8 +29,12 @@ def gpipe(weights, x, axis_name):
     return outputs
 
 
-def bubble_fraction(stages, microbatches):
-    return (stages - 1) / (microbatches + stages - 1)  # idle steps of a stage over all the steps
+def bubble_fraction(stages, microbatches, chunks):
+    # Each round but the last ends when device 0 has taken every micro-batch (M steps) and the
+    # first one is back from device S - 1 (S steps), whichever comes later; the last round then
+    # takes M + S - 1 steps, like GPipe's. A device works v M of them.
+    steps = (chunks - 1) * max(microbatches, stages) + microbatches + stages - 1
+    return (steps - chunks * microbatches) / steps
 
 
 def moe_layer(x, router, experts, axis_name, capacity):
@@ -38,7 +42,7 @@ def moe_layer(x, router, experts, axis_name, capacity):
     expert = jnp.argmax(logits, axis=1)  # top-1: expert e lives on device e
     gate = jnp.max(jax.nn.softmax(logits, axis=1), axis=1, keepdims=True)
     chosen = jax.nn.one_hot(expert, router.shape[1], dtype=x.dtype)  # (tokens, experts)
-    slot = (jnp.cumsum(chosen, axis=0) - 1) * chosen  # each token's place in its expert's queue
+    slot = ((jnp.cumsum(chosen, axis=0) - 1) * chosen).astype(jnp.int32)  # each token's place in its expert's queue
     dispatch = chosen[:, :, None] * jax.nn.one_hot(slot, capacity, dtype=x.dtype)  # past capacity: no slot
     sent = jnp.einsum("tec,td->ecd", dispatch, x)  # (experts, capacity, d): what I send each expert
     mine = jax.lax.all_to_all(sent, axis_name, 0, 0, tiled=True)  # (sources, capacity, d): my expert's tokens
@@ -79,7 +83,9 @@ HIDDEN_CASES = {
             ("8:i", "i", 8, 1, 64, "float32", False),  # a stage's weights outweigh its micro-batches
         )
     ),
-    "bubble_fraction": tuple(Case(args=args) for args in ((4, 4), (8, 32), (16, 48), (1, 5), (3, 1))),
+    "bubble_fraction": tuple(
+        Case(args=args) for args in ((4, 4, 4), (8, 32, 2), (16, 48, 3), (1, 5, 2), (3, 1, 1), (8, 3, 4), (6, 4, 2))
+    ),
     "moe_layer": moe_cases(
         # An expert's weights outweigh the tokens it may take: moving experts, or every token, shows.
         (("4:i", "i", 12, 8, 12), ("4:i", "i", 12, 8, 2), ("4x2:x,y", "x", 8, 4, 3), ("8:i", "i", 16, 64, 2))

@@ -134,7 +134,8 @@ SHORTCUTS = {
     "06_pipeline_experts": {"gpipe_gathers_weights": "gpipe", "gpipe_weights_travel": "gpipe",
                             "gpipe_data_parallel": "gpipe", "gpipe_skips_neighbours": "gpipe",
                             "moe_gathers_tokens": "moe_layer", "moe_sends_experts": "moe_layer",
-                            "moe_sends_every_token": "moe_layer", "fixed_pipeline_runs_every_stage": "fixed_pipeline"},
+                            "moe_sends_every_token": "moe_layer", "fixed_pipeline_runs_every_stage": "fixed_pipeline",
+                            "bubble_ignores_chunks": "bubble_fraction"},
 }  # fmt: skip
 SHORTCUT_PARTS = [(a, name, task) for a, named in SHORTCUTS.items() for name, task in named.items()]
 

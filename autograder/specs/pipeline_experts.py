@@ -1,6 +1,6 @@
-"""Assignment 06_pipeline_experts: a GPipe pipeline over the devices of an axis, its bubble, an
-expert-parallel mixture of experts with a capacity, and a pipeline that was only ever tested on
-two stages.
+"""Assignment 06_pipeline_experts: a GPipe pipeline over the devices of an axis, the bubble of an
+interleaved schedule, an expert-parallel mixture of experts with a capacity, and a pipeline that
+was only ever tested on two stages.
 
 What the students are given (the stage's layer, the layouts, the broken pipeline) lives in
 ``given/pipeline_experts.py``. How often the pipelines send and what they and the experts send are
@@ -88,7 +88,8 @@ ASSIGNMENT = Assignment(
             kind="python",
             # A plain-Python part's visible answers are in the student's hands: its hidden cases weigh more.
             points={"values": 2.0, "hidden values": 4.0},
-            cases=tuple(Case(args=args) for args in ((4, 8), (8, 8), (2, 16))),
+            cases=tuple(Case(args=args) for args in ((4, 8, 2), (4, 2, 3), (8, 16, 1))),
+            hidden_vary="other stage, micro-batch and chunk counts",
         ),
         Task(
             name="moe_layer",

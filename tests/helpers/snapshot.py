@@ -65,7 +65,9 @@ reshard_gathers_a lose theirs to their bytes, not to a count; every passed part'
 ratios to the reference's. 05's ring attention has a longer visible causal case (256), and the
 hidden cases of 02, 05 and 06 grew. The library's new files were recorded from their first
 grading, after each was read against its docstring. The fork bomb's record, unstable and so never
-rewritten, had its part renamed by hand.
+rewritten, had its part renamed by hand. Issue 40 turned 06's bubble_fraction into the bubble of
+an interleaved schedule (a third argument, chunks, and other cases): ``bubble_off_by_one``'s two
+messages name the new cases, and four files joined, recorded from their first grading.
 ``_unstable``   [key, why] pairs whose status depends on which limit stops them first: only the
                 status is compared, and only with the statuses the caller allows.
 

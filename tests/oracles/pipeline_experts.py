@@ -20,11 +20,23 @@ def _pipeline_oracle(weights: Any, x: Any, axis_name: str) -> Any:
     return h
 
 
-def _bubble_oracle(stages: int, microbatches: int) -> float:
-    """The schedule drawn as a grid of stages x steps, its empty slots counted."""
-    steps = microbatches + stages - 1
-    busy = sum(0 <= t - s < microbatches for s in range(stages) for t in range(steps))
-    return 1 - busy / (stages * steps)
+def _bubble_oracle(stages: int, microbatches: int, chunks: int) -> float:
+    """The interleaved schedule played out step by step, its idle slots counted: each device takes
+    its (round, micro-batch) items in order, each once the chunk before it has finished."""
+    todo = [[(r, m) for r in range(chunks) for m in range(microbatches)] for _ in range(stages)]
+    finished: dict[tuple[int, int, int], int] = {}
+    step = 0
+    while any(todo):
+        for device in range(stages):
+            if not todo[device]:
+                continue
+            r, m = todo[device][0]
+            needs = (device - 1, r, m) if device else (stages - 1, r - 1, m) if r else None
+            if needs is None or finished.get(needs, step) < step:
+                finished[device, r, m] = step
+                todo[device].pop(0)
+        step += 1
+    return 1 - chunks * microbatches / step
 
 
 def _moe_oracle(x: Any, router: Any, experts: Any, axis_name: str, capacity: int) -> Any:

@@ -1,15 +1,16 @@
-"""The bubble counted over M + S steps instead of the schedule's M + S - 1: (S - 1) / (M + S),
-wrong on every visible and hidden case."""
+"""The interleaved schedule counted one step too long: each round's wait right, the last round's
+M + S - 1 steps taken as M + S. Wrong on every visible and hidden case."""
 
 EXPECTED = {
     "bubble_fraction: values": 0,
     "bubble_fraction: hidden values": 0,
 }
 REASONS = {
-    "bubble_fraction: values": "(4, 8)",
+    "bubble_fraction: values": "(4, 8, 2)",
     "bubble_fraction: hidden values": "returned",
 }
 
 
-def bubble_fraction(stages, microbatches):
-    return (stages - 1) / (microbatches + stages)
+def bubble_fraction(stages, microbatches, chunks):
+    steps = (chunks - 1) * max(microbatches, stages) + microbatches + stages
+    return (steps - chunks * microbatches) / steps

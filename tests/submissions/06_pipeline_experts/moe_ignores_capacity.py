@@ -18,7 +18,7 @@ def moe_layer(x, router, experts, axis_name, capacity):
     expert = jnp.argmax(logits, axis=1)
     gate = jnp.max(jax.nn.softmax(logits, axis=1), axis=1, keepdims=True)
     chosen = jax.nn.one_hot(expert, router.shape[1], dtype=x.dtype)
-    slot = (jnp.cumsum(chosen, axis=0) - 1) * chosen
+    slot = ((jnp.cumsum(chosen, axis=0) - 1) * chosen).astype(jnp.int32)
     dispatch = chosen[:, :, None] * jax.nn.one_hot(slot, x.shape[0], dtype=x.dtype)
     sent = jnp.einsum("tec,td->ecd", dispatch, x)
     mine = jax.lax.all_to_all(sent, axis_name, 0, 0, tiled=True)
