@@ -249,6 +249,17 @@ def least_traffic(why: str) -> dict[str, Bounds]:
     return {"communication": Bounds(traffic=Bound(1.0, why))}
 
 
+# What a kind's hidden cases change by default: an array program meets other meshes and shapes;
+# a plain-Python function other arguments, which its task names where it can.
+HIDDEN_VARY: dict[Kind, str] = {
+    "shard_map": "other meshes, axes, sizes and dtypes",
+    "sharded_step": "other meshes and sizes",
+    "python": "other arguments than the visible cases'",
+    "training": "another mesh of processes and devices",
+    "train_step": "another mesh of processes and devices",
+}
+
+
 @dataclass(frozen=True)
 class Task:
     """A graded function: how it is called, which cases it meets, and what it may use."""
@@ -277,6 +288,9 @@ class Task:
     axis_collectives: tuple[tuple[str, frozenset[str]], ...] = ()
     training: Training | None = None  # training kinds: what the students are given
     step: Step | None = None  # sharded_step: the step's arguments and what it returns
+    # What the hidden cases change, told to a student whose visible cases pass (never the cases
+    # themselves); empty: what a task of its kind changes (HIDDEN_VARY).
+    hidden_vary: str = ""
 
     @property
     def max_score(self) -> float:
@@ -284,6 +298,10 @@ class Task:
 
     def tolerance_for(self, dtype: str) -> Tolerance:
         return self.tolerance.get(dtype, (0.0, 0.0))
+
+    def hidden_hint(self) -> str:
+        """Where to look when a hidden case fails and every visible one passes."""
+        return f"a hidden case fails; check your function on {self.hidden_vary or HIDDEN_VARY[self.kind]}"
 
     def with_hidden(self, hidden: tuple[Case, ...]) -> Task:
         return replace(self, cases=self.cases + tuple(replace(c, hidden=True) for c in hidden))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.files import write_atomic
+from ..specs import ASSIGNMENTS
 from . import signature_view
 from .figures import svg
 
@@ -38,7 +39,7 @@ def markdown(report: Report) -> str:
         lines += ["", f"{_STATUS_NOTE.get(report.status, '')} {report.message}".strip()]
     lines += ["", "| test | points | status | what to look at |", "| --- | --- | --- | --- |"]
     for t in report.tests:
-        message = _message(t).replace("|", "\\|").replace("\n", " ")
+        message = _message(report.assignment, t).replace("|", "\\|").replace("\n", " ")
         name = t.name + (" (hidden)" if t.visibility == "hidden" else "")
         lines.append(f"| {name} | {t.score:g}/{t.max_score:g} | {t.status} | {message} |")
     signatures = signature_view.text(report.tests)
@@ -51,7 +52,7 @@ def to_html(report: Report) -> str:
     rows = "\n".join(
         f"<tr class='{t.status}'><td>{html.escape(t.name)}"
         f"{' <em>(hidden)</em>' if t.visibility == 'hidden' else ''}</td>"
-        f"<td>{t.score:g}/{t.max_score:g}</td><td>{t.status}</td><td>{html.escape(_message(t))}"
+        f"<td>{t.score:g}/{t.max_score:g}</td><td>{t.status}</td><td>{html.escape(_message(report.assignment, t))}"
         f"{_picture(t)}{_signature(t)}</td></tr>"
         for t in report.tests
     )
@@ -77,15 +78,16 @@ tr.passed td:nth-child(3) {{ color: #1a7f37; }} tr.failed td:nth-child(3), tr.er
 """
 
 
-def _message(test: TestResult) -> str:
-    """A hidden test says only whether it passed: its message would describe its cases."""
-    if test.visibility == "hidden":
-        return (
-            ""
-            if test.status == "passed"
-            else "a hidden case fails; check your function on other meshes, axes and dtypes"
-        )
-    return test.message
+def _message(assignment: str, test: TestResult) -> str:
+    """A hidden test says only whether it passed and what its cases change (its task's words):
+    its own message would describe its cases."""
+    if test.visibility != "hidden":
+        return test.message
+    if test.status == "passed":
+        return ""
+    tasks = ASSIGNMENTS[assignment].tasks if assignment in ASSIGNMENTS else ()
+    task = next((t for t in tasks if t.grade_id == test.grade_id), None)
+    return task.hidden_hint() if task else "a hidden case fails; your visible cases pass, so look at what changes"
 
 
 def _picture(test: TestResult) -> str:

@@ -63,6 +63,7 @@ ASSIGNMENT = Assignment(
             kind="python",
             points={"values": 2.0, "hidden values": 3.0},  # visible answers are in the student's hands
             cases=LOCAL_SHAPE_CASES,
+            hidden_vary="other shapes, partition specs and mesh shapes, one that does not divide among them",
         ),
         Task(
             name="ring_all_gather",

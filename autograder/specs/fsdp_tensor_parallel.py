@@ -62,6 +62,7 @@ ASSIGNMENT = Assignment(
             kind="python",
             points=ROOFLINE_POINTS,
             cases=ROOFLINE_CASES,
+            hidden_vary="another model on another machine, and other token counts",
         ),
         Task(
             name="critical_batch",
@@ -69,6 +70,7 @@ ASSIGNMENT = Assignment(
             kind="python",
             points={"values": 3.0, "hidden values": 3.0},
             cases=CRITICAL_CASES,
+            hidden_vary="another model on another machine",
         ),
         Task(
             name="fsdp_step",

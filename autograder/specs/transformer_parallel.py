@@ -152,6 +152,7 @@ ASSIGNMENT = Assignment(
             # A plain-Python part's visible answers are in the student's hands: its hidden cases weigh more.
             points={"values": 4.0, "hidden values": 6.0},
             cases=PLAN_CASES,
+            hidden_vary="other models, batches, sequence lengths and machines",
         ),
     ),
 )
