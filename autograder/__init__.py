@@ -1,7 +1,7 @@
 """The course's autograder and tools.
 
 Public, for notebooks: ``autograder.checks`` (``check``), ``autograder.mesh``
-(``use_cpu_devices``), ``autograder.launch`` (``launch``), ``autograder.trace`` (``hlo_census``).
+(``use_devices``), ``autograder.launch`` (``launch``), ``autograder.trace`` (``hlo_census``).
 Everything else is organised by role (README, "Architecture"): ``core``, ``specs``, ``harness``,
 ``untrusted``, ``trusted``, ``grading``, ``delivery``, ``cli``.
 """

@@ -136,7 +136,7 @@ def test_the_sandbox_gets_the_untrusted_side_only(tmp_path):
     probe = (
         "import importlib.util, autograder\n"
         "from autograder.checks import CheckFailed, check, probe\n"
-        "from autograder.mesh import use_cpu_devices\n"
+        "from autograder.mesh import use_cpu_devices, use_devices\n"
         "from autograder.launch import launch\n"
         "from autograder.trace import hlo_census\n"
         "import autograder.untrusted.runner\n"

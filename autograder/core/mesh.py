@@ -64,11 +64,12 @@ class MeshSpec:
         return "x".join(map(str, self.shape)) + ":" + ",".join(self.names)
 
     def build(self) -> jax.sharding.Mesh:
-        """The concrete mesh over the first ``size`` of the course's devices (``course_devices``)."""
+        """The concrete mesh over the first ``size`` devices of the default backend (which
+        ``use_devices`` chose in a notebook; the grader's processes run on CPU only)."""
         import jax
         from jax.sharding import AxisType
 
-        devices = course_devices()
+        devices = jax.devices()
         if len(devices) < self.size:
             raise MeshSpecError(
                 f"mesh {self} needs {self.size} devices but JAX sees {len(devices)}; "
@@ -79,7 +80,7 @@ class MeshSpec:
             self.shape,
             self.names,
             axis_types=(axis_type,) * len(self.names),
-            devices=list(devices[: self.size]),
+            devices=devices[: self.size],
         )
 
 
@@ -111,75 +112,120 @@ def use_cpu_devices(count: int) -> None:
 
 
 CHOICES = ("auto", "accelerator", "cpu")
+PROBE_SECONDS = 120  # a GPU's first start (driver, plugin) can take a minute on a cold machine
+
+
+@dataclass(frozen=True)
+class Accelerators:
+    """What JAX would start on, seen from a child process: how many devices, of which platform and kind."""
+
+    count: int
+    platform: str = ""
+    kind: str = ""
+
+    def __str__(self) -> str:
+        plural = "s" * (self.count != 1)
+        return f"{self.count} {self.platform.upper()} device{plural}" if self.count else "no accelerator"
 
 
 @dataclass(frozen=True)
 class DeviceChoice:
-    """The devices a notebook's meshes use, and the one line that tells the student which and why."""
+    """Which devices a notebook's meshes use (``accelerator`` or ``cpu``), and the one line that
+    tells the student which and why."""
 
-    devices: tuple[Any, ...]
+    kind: str
     line: str
 
 
-def choose_devices(count: int, accelerators: list[Any], cpus: list[Any], want: str = "auto") -> DeviceChoice:
-    """The accelerator's devices where it has ``count`` of them, else simulated CPU devices; ``want``
+def choose_devices(count: int, found: Accelerators, want: str = "auto") -> DeviceChoice:
+    """The accelerator where it has ``count`` devices, else simulated CPU devices; ``want``
     (``JAXCOURSE_DEVICES``) forces either. A course's meshes need ``count`` devices whatever the host."""
     if want not in CHOICES:
         raise MeshSpecError(f"{environment.DEVICES}={want!r}: write auto, accelerator or cpu")
-    have = f"{len(accelerators)} {accelerators[0].platform.upper()}" if accelerators else "no accelerator"
-    if want != "cpu" and len(accelerators) >= count:
-        kind = accelerators[0].device_kind
+    if want != "cpu" and found.count >= count:
         return DeviceChoice(
-            tuple(accelerators[:count]),
-            f"The course's {count} devices: {count} of this host's {len(accelerators)} {kind} devices "
+            "accelerator",
+            f"The course's {count} devices: {count} of this host's {found.count} {found.kind} devices "
             f"({environment.DEVICES}=cpu runs on simulated CPU devices instead).",
         )
     if want == "accelerator":
         raise MeshSpecError(
-            f"{environment.DEVICES}=accelerator, but this host has {have} devices and the course's meshes need "
+            f"{environment.DEVICES}=accelerator, but this host has {found} and the course's meshes need "
             f"{count}: unset it to run on simulated CPU devices"
-        )
-    if len(cpus) < count:
-        raise MeshSpecError(
-            f"JAX already started with {len(cpus)} CPU devices; {count} are needed. "
-            "Restart the kernel and run the setup cell first."
         )
     why = (
         f"{environment.DEVICES}=cpu"
         if want == "cpu"
         else "this host has no accelerator"
-        if not accelerators
-        else f"this host has {have} device{'s' * (len(accelerators) > 1)}, fewer than the {count} the course's meshes need"
+        if not found.count
+        else f"this host has {found}, fewer than the {count} the course's meshes need"
     )
-    return DeviceChoice(tuple(cpus[:count]), f"The course's {count} devices: simulated CPU devices, as {why}.")
-
-
-_chosen: tuple[Any, ...] = ()
+    return DeviceChoice("cpu", f"The course's {count} devices: simulated CPU devices, as {why}.")
 
 
 def use_devices(count: int) -> DeviceChoice:
-    """Give a notebook its ``count`` devices (``choose_devices``): simulated CPU devices are asked
-    for before JAX starts, so that they are there beside an accelerator that has too few; computations
-    that name no device then run on the chosen ones."""
+    """Choose a notebook's devices before JAX starts, so that JAX starts on them alone: on simulated
+    CPU devices (``jax_platforms=cpu``), every ``jax.devices()`` and mesh of a lecture lists those,
+    never a platform with too few; on an accelerator with more than ``count`` GPUs, the first
+    ``count``."""
     import jax
 
-    global _chosen
-    if not _backends_started():
-        jax.config.update("jax_num_cpu_devices", count)
-    accelerators = [d for d in jax.devices() if d.platform != "cpu"]
-    choice = choose_devices(count, accelerators, jax.devices("cpu"), os.environ.get(environment.DEVICES, "auto"))
-    if accelerators and choice.devices[0].platform == "cpu":
-        jax.config.update("jax_default_device", choice.devices[0])
-    _chosen = choice.devices
+    if _backends_started():  # the setup cell run again: JAX keeps the devices it started on
+        devices = jax.devices()
+        if len(devices) < count:
+            raise MeshSpecError(
+                f"JAX already started with {len(devices)} devices; {count} are needed. "
+                "Restart the kernel and run the setup cell first."
+            )
+        platform = devices[0].platform
+        return DeviceChoice(
+            "cpu" if platform == "cpu" else "accelerator",
+            f"The course's {count} devices: JAX has already started, on {len(devices)} {platform.upper()} devices.",
+        )
+    found = accelerators()
+    choice = choose_devices(count, found, os.environ.get(environment.DEVICES, "auto"))
+    jax.config.update("jax_num_cpu_devices", count)
+    if choice.kind == "cpu":
+        jax.config.update("jax_platforms", "cpu")
+    elif found.platform == "gpu" and found.count > count:
+        jax.config.update("jax_cuda_visible_devices", ",".join(map(str, range(count))))
     return choice
 
 
-def course_devices() -> tuple[Any, ...]:
-    """The devices meshes are laid over: those ``use_devices`` chose, else the default backend's
-    (the grader's processes run on CPU only, ``JAX_PLATFORMS=cpu``)."""
-    import jax
+_PROBE = (
+    "import json, jax; d = jax.devices(); "
+    "print(json.dumps([len(d), d[0].platform, d[0].device_kind] if d[0].platform != 'cpu' else [0]))"
+)
 
-    return _chosen or tuple(jax.devices())
+
+def accelerators() -> Accelerators:
+    """The accelerator JAX would start on, asked of a child process (this one must still choose
+    its platform); none without asking where no accelerator can be present: ``JAX_PLATFORMS=cpu``,
+    or no accelerator plugin installed."""
+    import json
+    import subprocess
+    import sys
+
+    if not _accelerator_possible():
+        return Accelerators(0)
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_NUM_CPU_DEVICES")}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE], capture_output=True, text=True, env=env, timeout=PROBE_SECONDS
+        )
+        return Accelerators(*json.loads(done.stdout.strip().splitlines()[-1]))
+    except (subprocess.TimeoutExpired, IndexError, ValueError, TypeError):
+        return Accelerators(0)  # an accelerator that cannot start is no accelerator for the course
+
+
+def _accelerator_possible() -> bool:
+    import importlib.metadata
+    import importlib.util
+
+    if os.environ.get("JAX_PLATFORMS", "").strip().lower() == "cpu":
+        return False
+    plugins = importlib.metadata.entry_points(group="jax_plugins")
+    return bool(plugins) or any(importlib.util.find_spec(name) for name in ("jax_plugins", "libtpu"))
 
 
 def _backends_started() -> bool:

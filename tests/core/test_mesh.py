@@ -1,10 +1,20 @@
 from __future__ import annotations
 
-from types import SimpleNamespace
+import os
+import subprocess
+import sys
 
 import pytest
 
-from autograder.core.mesh import MeshSpec, MeshSpecError, choose_devices, course_devices, mesh_signature
+from autograder.core.mesh import (
+    Accelerators,
+    DeviceChoice,
+    MeshSpec,
+    MeshSpecError,
+    accelerators,
+    choose_devices,
+    mesh_signature,
+)
 
 
 @pytest.mark.parametrize(
@@ -40,49 +50,62 @@ def test_signature_pins_shape_names_types_devices_platform():
     assert a != b
 
 
-def _devices(n: int, platform: str, kind: str) -> list[SimpleNamespace]:
-    return [SimpleNamespace(id=i, platform=platform, device_kind=kind) for i in range(n)]
-
-
-CPUS = _devices(8, "cpu", "cpu")
+H100 = "NVIDIA H100 80GB HBM3"
 
 
 @pytest.mark.parametrize(
-    "gpus, platform, why",
+    "gpus, kind, why",
     [(0, "cpu", "simulated CPU devices, as this host has no accelerator."),
      (1, "cpu", "simulated CPU devices, as this host has 1 GPU device, fewer than the 8 the course's meshes need."),
      (4, "cpu", "simulated CPU devices, as this host has 4 GPU devices, fewer than the 8 the course's meshes need."),
-     (8, "gpu", "8 of this host's 8 NVIDIA H100 80GB HBM3 devices (JAXCOURSE_DEVICES=cpu runs on"),
-     (16, "gpu", "8 of this host's 16 NVIDIA H100 80GB HBM3 devices")],
+     (8, "accelerator", f"8 of this host's 8 {H100} devices (JAXCOURSE_DEVICES=cpu runs on simulated CPU"),
+     (16, "accelerator", f"8 of this host's 16 {H100} devices")],
 )  # fmt: skip
-def test_the_course_runs_on_the_accelerator_only_where_it_has_every_device_a_mesh_needs(gpus, platform, why):
-    choice = choose_devices(8, _devices(gpus, "gpu", "NVIDIA H100 80GB HBM3"), CPUS)
-    assert [d.platform for d in choice.devices] == [platform] * 8 and [d.id for d in choice.devices] == list(range(8))
+def test_the_course_runs_on_the_accelerator_only_where_it_has_every_device_a_mesh_needs(gpus, kind, why):
+    choice = choose_devices(8, Accelerators(gpus, "gpu", H100) if gpus else Accelerators(0))
+    assert choice.kind == kind
     assert choice.line.startswith("The course's 8 devices: ") and why in choice.line and "\n" not in choice.line
 
 
 def test_jaxcourse_devices_forces_a_kind_and_a_bad_value_says_what_to_write():
-    eight = _devices(8, "tpu", "TPU v5 lite")
-    assert choose_devices(8, eight, CPUS, "cpu").devices == tuple(CPUS)
-    assert "as JAXCOURSE_DEVICES=cpu." in choose_devices(8, eight, CPUS, "cpu").line
-    assert choose_devices(8, eight, CPUS, "accelerator").devices == tuple(eight)
-    with pytest.raises(MeshSpecError, match="this host has 4 TPU devices and the course's meshes need 8: unset it"):
-        choose_devices(8, eight[:4], CPUS, "accelerator")
-    with pytest.raises(MeshSpecError, match="'gpu': write auto, accelerator or cpu"):
-        choose_devices(8, eight, CPUS, "gpu")
-
-
-def test_too_few_cpu_devices_ask_for_a_restart():
-    with pytest.raises(MeshSpecError, match=r"started with 4 CPU devices; 8 are needed\. Restart the kernel"):
-        choose_devices(8, [], CPUS[:4])
-
-
-def test_a_notebook_on_this_cpu_host_gets_8_simulated_devices_and_meshes_use_them(capsys):
-    from autograder import mesh
-
-    devices = mesh.use_devices(8)
-    assert (
-        capsys.readouterr().out == "The course's 8 devices: simulated CPU devices, as this host has no accelerator.\n"
+    eight = Accelerators(8, "tpu", "TPU v5 lite")
+    assert choose_devices(8, eight, "cpu") == DeviceChoice(
+        "cpu", "The course's 8 devices: simulated CPU devices, as JAXCOURSE_DEVICES=cpu."
     )
-    assert course_devices() == devices and {d.platform for d in devices} == {"cpu"}
-    assert list(MeshSpec.parse("2x4:x,y").build().devices.flat) == list(devices)
+    assert choose_devices(8, eight, "accelerator").kind == "accelerator"
+    with pytest.raises(MeshSpecError, match="this host has 4 TPU devices and the course's meshes need 8: unset it"):
+        choose_devices(8, Accelerators(4, "tpu", "TPU v4"), "accelerator")
+    with pytest.raises(MeshSpecError, match="'gpu': write auto, accelerator or cpu"):
+        choose_devices(8, eight, "gpu")
+
+
+def test_no_child_process_is_asked_where_no_accelerator_can_be(monkeypatch):
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    monkeypatch.setattr("subprocess.run", lambda *a, **k: pytest.fail("probed a CPU-only host"))
+    assert accelerators() == Accelerators(0)
+
+
+# A notebook's first cell in a fresh process: a host with 1 GPU stands in for the probe's answer.
+_NOTEBOOK = """
+import sys, jax
+from autograder.core import mesh
+if sys.argv[1] != "none":
+    mesh.accelerators = lambda: mesh.Accelerators(int(sys.argv[1]), "gpu", "NVIDIA H100 80GB HBM3")
+from autograder.mesh import use_devices
+use_devices(8)
+shape = mesh.MeshSpec.parse("2x4:x,y").build().shape
+use_devices(8)  # the setup cell run again, once JAX has started
+print(jax.config.jax_platforms, sorted({d.platform for d in jax.devices()}), len(jax.devices()), dict(shape))
+"""
+
+
+@pytest.mark.parametrize("gpus", ["none", "1"])
+def test_a_notebook_on_a_host_with_too_few_accelerators_starts_jax_on_8_cpu_devices(gpus):
+    env = {k: v for k, v in os.environ.items() if k not in ("JAX_PLATFORMS", "XLA_FLAGS", "JAX_NUM_CPU_DEVICES")}
+    done = subprocess.run([sys.executable, "-c", _NOTEBOOK, gpus], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    why = "this host has no accelerator" if gpus == "none" else "this host has 1 GPU device, fewer than the 8"
+    first, again, devices = done.stdout.splitlines()
+    assert first.startswith("The course's 8 devices: simulated CPU devices, as ") and why in first
+    assert again == "The course's 8 devices: JAX has already started, on 8 CPU devices."
+    assert devices == "cpu ['cpu'] 8 {'x': 2, 'y': 4}"
