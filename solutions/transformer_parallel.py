@@ -34,7 +34,9 @@ def explicit_step(params, opt_state, batch):
             }
             return block_loss(whole, batch["x"], batch["y"], out_sharding=rows)  # row-parallel: all-reduce over model
 
-        loss, grads = jax.value_and_grad(loss_of)(params)  # reshard's transpose: a reduce-scatter over data
+        # reshard's transpose sums each gradient over data and keeps this device's rows: a reduce-scatter in
+        # principle; XLA:CPU runs one all-reduce of the gradients and the loss, then slices it
+        loss, grads = jax.value_and_grad(loss_of)(params)
         params, mu = sgd_momentum(params, mu, grads)
         return params, mu, loss
 

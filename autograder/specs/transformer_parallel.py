@@ -89,10 +89,13 @@ ASSIGNMENT = Assignment(
     solutions="transformer_parallel",
     tasks=(
         Task(
-            # Graded on what it teaches: the weights gathered and their gradients reduce-scattered
-            # over `data`, one all-reduce per matmul pair over `model`, each device holding an
-            # eighth of the weights and their momentum after the step, and, with the old state
-            # donated, no second copy of it at the step's peak.
+            # Graded on what it teaches: the weights gathered over `data` and their gradients summed
+            # there, one all-reduce per matmul pair over `model`, each device holding an eighth of
+            # the weights and their momentum after the step, and, with the old state donated, no
+            # second copy of it at the step's peak. Each device needs only its rows of a summed
+            # gradient, so a reduce-scatter is what one expects in principle; XLA:CPU compiles the
+            # reference's sum as one all-reduce of the gradients and the loss, then slices it
+            # (data: all-gather 2, all-reduce 1), so `data` allows all three.
             name="explicit_step",
             grade_id="test_explicit_step",
             kind="sharded_step",

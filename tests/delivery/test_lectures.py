@@ -67,3 +67,14 @@ def test_an_untouched_exercise_stub_is_reported_not_failed():
 def test_function_names_are_unique_across_the_course():
     names = [t.name for a in (*ASSIGNMENTS.values(), *EXERCISES.values()) for t in a.tasks]
     assert len(names) == len(set(names))
+
+
+def test_every_notebook_starts_jax_on_the_course_s_devices_in_its_setup_cell():
+    """``use_devices(8)``, not ``use_cpu_devices``: on a host with one GPU, a notebook that asked
+    for CPU devices beside it would still build its meshes over ``jax.devices()``, the one GPU."""
+    import nbformat
+
+    for path in [*LECTURES, *sorted((REPO / "assignments" / "source").glob("*/*.ipynb"))]:
+        cells = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+        assert "from autograder.mesh import use_devices\n\nuse_devices(8)" in cells[0], path.name
+        assert not any("use_cpu_devices" in source for source in cells), path.name
