@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from math import prod
 
-from .hlo_text import Instr, Module, arrays, branches, callees, closing_paren, parse_module
+from .hlo_text import Instr, Module, arrays, branches, callees, operands, parse_module
 
 _CONTRACTING_RE = re.compile(r"lhs_contracting_dims=\{([\d,]*)\}")
 _DIM_LABELS_RE = re.compile(r"dim_labels=\w+_(\w+)->")
@@ -112,7 +112,7 @@ def _first_array(type_text: str) -> tuple[int, ...]:
 def _operand_dims(ins: Instr, types: dict[str, str], index: int) -> tuple[int, ...]:
     """The dimensions of operand ``index``: printed with it (``f32[8,16]{1,0} %a``), or those of
     the instruction that defines it in the same computation."""
-    pieces = _split_top_level(ins.attrs[: closing_paren("(" + ins.attrs) - 1])
+    pieces = operands(ins)
     if index >= len(pieces):
         return ()
     piece = pieces[index]
@@ -121,15 +121,3 @@ def _operand_dims(ins: Instr, types: dict[str, str], index: int) -> tuple[int, .
         return printed[0][0]
     name = piece.strip().lstrip("%")
     return _first_array(types.get(name, ""))
-
-
-def _split_top_level(text: str) -> list[str]:
-    """``text`` split at the commas outside brackets and braces."""
-    pieces, depth, start = [], 0, 0
-    for index, ch in enumerate(text):
-        depth += (ch in "([{") - (ch in ")]}")
-        if ch == "," and depth == 0:
-            pieces.append(text[start:index])
-            start = index + 1
-    pieces.append(text[start:])
-    return [p for p in (p.strip() for p in pieces) if p]

@@ -17,7 +17,7 @@ from math import prod
 from typing import Any
 
 from . import records
-from .hlo_text import arrays, multiplicities, parse_module
+from .hlo_text import Instr, arrays, multiplicities, operands, parse_module, tuple_members
 from .tasks import COLLECTIVES, HLO_TO_JAX
 
 HLO_COLLECTIVES = frozenset(COLLECTIVES.values())
@@ -157,7 +157,7 @@ def hlo_census(
             if op == "collective-permute":
                 hops = _farthest_hops(ins.attrs, shape)
                 census.farthest_hops = max(census.farthest_hops, hops)
-            for elements, itemsize in _result_arrays(ins.result_type, ins.op.endswith("-start")):
+            for elements, itemsize in _result_arrays(ins):
                 values += fraction * elements
                 nbytes += fraction * elements * itemsize
                 links += fraction * elements * hops
@@ -261,12 +261,28 @@ def _iota(dims: str, perm: str | None) -> Any:
     return ids.reshape(-1)
 
 
-def _result_arrays(type_text: str, asynchronous: bool) -> list[tuple[int, int]]:
-    """(element count, item size) of each array a collective produces. A tuple result (psum of
-    several arrays, merged into one all-reduce) sends every member; an async ``-start`` op's
-    tuple holds its operand and result as well, so only the largest counts."""
-    found = [(prod(dims), itemsize) for dims, itemsize in arrays(type_text)]
-    return [max(found, default=(0, 0))] if asynchronous else found
+def _result_arrays(ins: Instr) -> list[tuple[int, int]]:
+    """(element count, item size) of each array a collective delivers: every member of a tuple
+    result (a psum of several arrays, merged into one all-reduce, sends them all).
+
+    An asynchronous ``-start`` op's result holds more than what it delivers. XLA:GPU's forms:
+    ``all-gather-start`` is ``(operands, results)``, ``collective-permute-start`` is ``(operands,
+    results, u32[], u32[])``, and an async-wrapped op printed as ``reduce-scatter-start`` or
+    ``all-to-all-start`` is ``((operands...), results, context...)``: the results are the second
+    member, itself a tuple where several arrays were combined (``((a, b), (a', b'))``).
+    ``all-reduce-start`` delivers what it was given, so its result is the reduced array, or one
+    member per operand (``(f32[2], f32[2]) all-reduce-start(p0, p1)``); older XLA also wrote it
+    ``(operand, result, u32[], u32[])`` and, combined, ``((p0, p1), (r0, r1))``, whose results are
+    again the second member. The ``-done`` op and ``async-start`` itself deliver nothing new: the
+    collective an ``async-start`` wraps is counted in the computation it calls."""
+    members = tuple_members(ins.result_type)
+    if not ins.op.endswith("-start") or members is None:
+        delivered = [ins.result_type]
+    elif ins.op == "all-reduce-start" and not any(member.startswith("(") for member in members):
+        delivered = members[: max(len(operands(ins)), 1)]
+    else:
+        delivered = members[1:2] or members
+    return [(prod(dims), itemsize) for piece in delivered for dims, itemsize in arrays(piece)]
 
 
 def _group_size(attrs: str, partitions: int) -> int:

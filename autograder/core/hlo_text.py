@@ -13,7 +13,9 @@ ITEMSIZE = {
     "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16,
 }  # fmt: skip
 ARRAY_RE = re.compile(r"\b(" + "|".join(ITEMSIZE) + r")\[([\d,]*)\]")
-_HEADER_RE = re.compile(r"^(ENTRY\s+)?%?([\w.\-]+)\s+\(.*\{\s*$")
+# A computation's header: ``ENTRY %main (a: f32[8]) -> f32[8] {`` as XLA prints one; XLA's own
+# tests also write ``ENTRY main {`` and ``add {`` (no signature) and indent them.
+_HEADER_RE = re.compile(r"^\s*(ENTRY\s+)?%?([\w.\-]+)\s*(?:\(.*)?\{\s*$")
 _INSTR_RE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
 _OPERAND_RE = re.compile(r"%([\w.\-]+)")
 
@@ -117,7 +119,11 @@ def branches(ins: Instr) -> list[str]:
 def callees(ins: Instr) -> list[tuple[str, int | None]]:
     """The computations ``ins`` runs and how often each time it runs: a while loop's body by its
     trip count (None where unknown), a fusion's or an asynchronous op's body, a called
-    computation, and every branch of a conditional (once each: which one runs is not known)."""
+    computation, and every branch of a conditional (once each: which one runs is not known). An
+    ``async-update`` or ``async-done`` may name its ``async-start``'s computation too (XLA printed
+    ``calls=`` on all three); it runs once, so only the start's counts."""
+    if ins.op in ("async-update", "async-done"):  # the async-start's computation, which runs once
+        return []
     if ins.op == "while":
         body = re.search(r"body=%?([\w.\-]+)", ins.attrs)
         return [(body.group(1), trip_count(ins))] if body else []
@@ -131,6 +137,36 @@ def arrays(type_text: str) -> list[tuple[tuple[int, ...], int]]:
     """(dimensions, item size) of each array a type names: one for an array, each member's for
     a tuple."""
     return [(tuple(int(d) for d in dims.split(",") if d), ITEMSIZE[dt]) for dt, dims in ARRAY_RE.findall(type_text)]
+
+
+def tuple_members(type_text: str) -> list[str] | None:
+    """The top-level members of a tuple type, each as text (``((f32[2], f32[2]), f32[4], u32[])``
+    has three), or None for an array type."""
+    text = type_text.strip()
+    if not text.startswith("("):
+        return None
+    inner = text[1 : closing_paren(text)]
+    return [member.strip() for member in split_top_level(inner) if member.strip()]
+
+
+def split_top_level(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets, braces and parentheses (a layout such as
+    ``{2,1,0:T(8,128)}`` holds both)."""
+    pieces, depth, start = [], 0, 0
+    for index, ch in enumerate(text):
+        depth += (ch in "([{") - (ch in ")]}")
+        if ch == "," and depth == 0:
+            pieces.append(text[start:index])
+            start = index + 1
+    pieces.append(text[start:])
+    return pieces
+
+
+def operands(ins: Instr) -> list[str]:
+    """The operands ``ins`` takes, each as printed (``f32[8,16]{1,0} %a`` or ``%a``):
+    ``all-reduce-start(p0, p1)`` takes two."""
+    listed = ins.attrs[: closing_paren("(" + ins.attrs) - 1]
+    return [piece.strip() for piece in split_top_level(listed) if piece.strip()]
 
 
 def elements(dims: tuple[int, ...]) -> int:
