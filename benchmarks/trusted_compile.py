@@ -30,14 +30,14 @@ use_cpu_devices(8)  # as the trusted worker has it, before anything starts JAX
 from grade_throughput import own_program  # noqa: E402
 
 from autograder.core.hlo import hlo_census  # noqa: E402
-from autograder.core.quick_compile import QUICK_CPU  # noqa: E402
+from autograder.core.quick_compile import known_options  # noqa: E402
 from autograder.grading.grader import grader_for  # noqa: E402
 from autograder.harness import shard_map  # noqa: E402
 from autograder.mesh import MeshSpec  # noqa: E402
 from autograder.trusted.inputs import make_inputs  # noqa: E402
 from tests.helpers.course import ASSIGNMENT, copy_course  # noqa: E402
 
-SETTINGS = {"default": {}, "quick": QUICK_CPU}
+SETTINGS = {"default": {}, "quick": known_options()}
 
 
 def artifacts(grader, student: int) -> list[tuple[bytes, dict]]:

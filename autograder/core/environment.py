@@ -23,6 +23,7 @@ CONFIG_DIR = "JAXCOURSE_CONFIG_DIR"  # the exchange service's configuration fold
 INSTRUCTOR = "JAXCOURSE_INSTRUCTOR"  # set in an instructor's server: the class directory is nbgrader's course root
 CLASS = "JAXCOURSE_CLASS"  # an instructor's server's class directory (gradebook, submissions)
 SANDBOX = "JAXCOURSE_SANDBOX"  # the sandbox `jaxcourse grade` uses when --sandbox is not given
+XLA_FLAGS = "JAXCOURSE_XLA_FLAGS"  # a sandbox's runner: "<jaxlib version> <XLA_FLAGS>" that this jaxlib knows
 BROKER = "JAXCOURSE_BROKER"  # where a queue worker or the grading service finds the broker's URL
 BROKER_CA = "JAXCOURSE_BROKER_CA"  # the CA a rediss:// broker's certificate is checked against
 QUEUE_KEY = "JAXCOURSE_QUEUE_KEY"  # the key the queue's outcomes are signed with

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.files import write_atomic
 from ..core.protocol import MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES, START
+from ..core.quick_compile import runner_env
 from ..engine.containers import kill, remove, removed_after, running
 from .limits import Limits
 from .package import untrusted_package
@@ -215,6 +216,7 @@ class DockerSandbox:
                 "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTHONNOUSERSITE": "1",
                 "PYTHONSAFEPATH": "1",
+                **runner_env(),  # this grader's XLA flags: used if the image's jaxlib is the grader's
             },
             # The grader's own untrusted side, read-only, in place of the image's whole package.
             "volumes": [

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..core.protocol import CELLS, PLAN
+from ..core.quick_compile import runner_env
 from .package import untrusted_pythonpath
 
 LOG_TAIL_BYTES = 2000
@@ -212,7 +213,8 @@ class ProcessSandbox:
         home = job.parent / "home"
         home.mkdir()
         argv = runner_argv(sys.executable, job, out, "-S")
-        env = {**clean_env(home), "PYTHONPATH": untrusted_pythonpath(), **(cache.env(str(cache.path)) if cache else {})}
+        env = {**clean_env(home), **runner_env(), "PYTHONPATH": untrusted_pythonpath()}
+        env.update(cache.env(str(cache.path)) if cache else {})
         return run_process(argv, home, env, job.parent / "runner.log", Deadline(timeout))
 
     def clear(self, path: Path) -> None:

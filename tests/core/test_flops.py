@@ -8,12 +8,12 @@ import jax.numpy as jnp
 import pytest
 
 from autograder.core.flops import program_flops
-from autograder.core.quick_compile import QUICK_CPU
+from autograder.core.quick_compile import known_options
 from autograder.harness.shard_map import build
 
 
 def _flops(fn, *args):
-    return program_flops(jax.jit(fn).lower(*args).compile(dict(QUICK_CPU)).as_text())
+    return program_flops(jax.jit(fn).lower(*args).compile(known_options()).as_text())
 
 
 def test_a_matmul_is_two_flops_per_multiply_add():
@@ -62,7 +62,7 @@ def test_a_ring_counts_one_device_s_blocks_on_every_step():
                       {"shape": [16, 8], "dtype": "float32", "spec": [None, ["i"]]}]}  # fmt: skip
     wrapped, structs, mesh = build(ring, sig)
     with jax.set_mesh(mesh):
-        hlo = wrapped.lower(*structs).compile(dict(QUICK_CPU)).as_text()
+        hlo = wrapped.lower(*structs).compile(known_options()).as_text()
     assert program_flops(hlo) == 8 * 2 * 4 * 16 * 1
 
 

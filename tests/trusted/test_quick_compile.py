@@ -4,6 +4,7 @@ grades. Checked on every array case of every assignment, the reference's program
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -12,7 +13,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from autograder.core.quick_compile import QUICK_CPU, compiler_options, xla_flags
+from autograder.core import quick_compile
+from autograder.core.quick_compile import QUICK_CPU, RUNNER_FLAGS, compiler_options, runner_env, xla_flags
 from autograder.grading.grader import grader_for
 from autograder.harness import shard_map, sharded_step
 from autograder.mesh import MeshSpec
@@ -54,9 +56,105 @@ def test_the_options_are_used_on_cpu_only():
     assert compiler_options(on_gpu) == {}
 
 
+def _runner_like(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A process that sets ``XLA_FLAGS`` as the sandbox's runner does, before its JAX starts, then
+    compiles: what flags it took, and its answer."""
+    code = ("import os; from autograder.core.quick_compile import runner_flags\n"
+            "os.environ['XLA_FLAGS'] = runner_flags()\n"
+            "import jax; print(os.environ['XLA_FLAGS']); print(jax.jit(lambda x: x + 1)(1))")  # fmt: skip
+    return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+
+
 def test_xla_accepts_the_flags_the_sandbox_starts_with():
-    """An unknown flag in ``XLA_FLAGS`` stops every JAX process at its first compile."""
+    """An unknown flag in ``XLA_FLAGS`` stops every JAX process at its first compile. This XLA
+    knows every one of ``QUICK_CPU``'s, and the runner gets them all."""
+    assert xla_flags().split() == [f"--{name}={str(value).lower()}" for name, value in QUICK_CPU.items()]
+    done = _runner_like(runner_env())
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.split("\n")[:2] == [xla_flags(), "2"]
+
+
+# An option no XLA has, to stand for one that the running XLA lacks (as 0.11 lacks one of 0.10's).
+NO_SUCH_OPTION = "xla_jaxcourse_no_such_option"
+
+
+def _ask_afresh() -> None:
+    """What the compiler knows is asked once per process: forget the answers."""
+    quick_compile.known_options.cache_clear()
+    quick_compile.xla_flags.cache_clear()
+
+
+@pytest.fixture
+def afresh(monkeypatch, tmp_path):
+    """The compiler asked again, and again after the test; no answer kept on disk from before."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    _ask_afresh()
+    yield monkeypatch
+    _ask_afresh()
+
+
+def test_an_option_the_compiler_lacks_is_left_out_with_a_warning(course, afresh, caplog):
+    import jax
+
+    grader = grader_for(ASSIGNMENTS[0], course)
+    planned = next(p for p in grader.tests if p.sig["kind"] in HARNESS)
+    fn = course.reference(grader.assignment, planned.task.name)
+    _, census = _measured(fn, planned.sig, planned.seed)  # every option known
+    afresh.setitem(QUICK_CPU, NO_SUCH_OPTION, False)
+    _ask_afresh()
+    with caplog.at_level(logging.WARNING, logger=quick_compile.__name__):
+        options = compiler_options(MeshSpec.parse("8:i").build())
+        _, lacking = _measured(fn, planned.sig, planned.seed)  # compiles with what the compiler knows
+    assert options == {name: value for name, value in QUICK_CPU.items() if name != NO_SUCH_OPTION}
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and NO_SUCH_OPTION in warned[0] and jax.__version__ in warned[0], warned
+    assert lacking == census, planned.id
+
+
+def test_an_option_refused_for_another_reason_is_an_error(afresh):
+    import jax
+
+    afresh.setitem(QUICK_CPU, "xla_backend_optimization_level", "fast")
+    with pytest.raises(jax.errors.JaxRuntimeError, match="not a valid"):
+        compiler_options(MeshSpec.parse("8:i").build())
+
+
+def test_a_process_starts_with_the_flags_when_this_xla_lacks_one(afresh, caplog):
+    afresh.setitem(QUICK_CPU, NO_SUCH_OPTION, False)
+    with caplog.at_level(logging.WARNING, logger=quick_compile.__name__):
+        flags = xla_flags()
+    assert flags.split() == [
+        f"--{name}={str(value).lower()}" for name, value in QUICK_CPU.items() if name != NO_SUCH_OPTION
+    ]
+    assert any(NO_SUCH_OPTION in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
     code = "import jax; print(jax.jit(lambda x: x + 1)(1))"
-    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "XLA_FLAGS": xla_flags()},
+    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "XLA_FLAGS": flags},
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert (done.returncode, done.stdout.strip()) == (0, "2"), done.stderr[-500:]
+
+
+def test_a_runner_takes_the_flags_this_xla_knows_when_one_is_unknown(afresh):
+    afresh.setitem(QUICK_CPU, NO_SUCH_OPTION, False)
+    done = _runner_like(runner_env())
+    assert done.returncode == 0, done.stderr[-500:]
+    taken, answer = done.stdout.split("\n")[:2]
+    assert answer == "2" and NO_SUCH_OPTION not in taken and "--xla_backend_optimization_level=0" in taken
+
+
+def test_a_runner_takes_no_flags_asked_of_another_jaxlib():
+    """A container whose image has another JAX than the grader's compiles as JAX does by default."""
+    done = _runner_like({RUNNER_FLAGS: f"0.0.1 --{NO_SUCH_OPTION}=false"})
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.split("\n")[:2] == ["", "2"]
+
+
+def test_the_flags_are_asked_once_per_jaxlib(afresh, caplog):
+    """Kept on disk: a grader's next run starts no process to ask, and still says what it left out."""
+    afresh.setitem(QUICK_CPU, NO_SUCH_OPTION, False)
+    asked = xla_flags()
+    xla_flags.cache_clear()
+    afresh.setattr(quick_compile.subprocess, "run", lambda *a, **k: pytest.fail("asked again"))
+    with caplog.at_level(logging.WARNING, logger=quick_compile.__name__):
+        assert xla_flags() == asked
+    assert any(NO_SUCH_OPTION in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
