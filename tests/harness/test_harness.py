@@ -13,7 +13,7 @@ from autograder.harness import sharded_step as step_harness
 from autograder.mesh import MeshSpec
 from autograder.trusted.inputs import make_inputs
 from autograder.trusted.kinds import score_task
-from autograder.trusted.measure import compare_values, execute, host_value
+from autograder.trusted.measure import compare_python, compare_values, execute, host_value
 from autograder.trusted.shard_map import artifact_problems
 from autograder.trusted.sharded_step import measure_outputs
 
@@ -62,6 +62,22 @@ def test_two_inputs_with_given_specs_export_and_measure():
     assert not verdict["ok"]
     assert "wrong values on 4 of 8 devices" in verdict["message"] and "x=1, y=0" in verdict["message"]
     assert host_value(out)[1] == "float32"
+
+
+def test_an_output_that_is_no_array_or_an_empty_one_gets_a_verdict_not_a_crash():
+    mesh = MeshSpec.parse("8:i").build()
+    out = jax.device_put(np.zeros((8, 3), np.float32), jax.NamedSharding(mesh, jax.P("i")))
+    listed = compare_values([out, out], np.zeros((8, 3), np.float32), "float32", (0, 0), mesh)
+    assert listed == {"ok": False, "message": "returned a list where one array was expected"}
+    empty = jax.device_put(np.zeros((8, 0, 3), np.float32), jax.NamedSharding(mesh, jax.P("i")))
+    verdict = compare_values(empty, np.zeros((8, 2, 3), np.float32), "float32", (0, 0), mesh)
+    assert not verdict["ok"] and verdict["message"].startswith("output shape is (1, 0, 3) per device")
+
+
+def test_a_plain_python_answer_in_numpy_is_compared_as_its_json_would_be():
+    assert compare_python({"value": np.float64(0.25)}, {"value": 0.25})["ok"]
+    assert compare_python({"value": np.array([4, 2])}, {"value": [4, 2]})["ok"]
+    assert not compare_python({"value": np.array([4, 3])}, {"value": [4, 2]})["ok"]
 
 
 # A step on pytrees: w and its momentum split by rows over 'data', then a batch; it returns both.
