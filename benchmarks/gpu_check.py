@@ -1,19 +1,32 @@
-"""The project's GPU check, for a session lent a GPU machine: does the grader's reading of compiled
-programs hold on the GPU compiler's output and on that machine's JAX? It prints, side by side for
-each program, the closed form of its FLOPs, what ``core/flops.py`` counts in the GPU's compiled
-HLO (where XLA rewrites dots into cuBLAS calls and Triton fusions), XLA's own cost analysis (which
-counts a loop's body once), and the GPU's peak memory; then the same programs' FLOPs and a ring's
-census on that JAX's 8 CPU devices, beside the closed forms. Needs only JAX and this checkout's
-``autograder/core`` (no other dependency of the package), so it runs with the machine's own JAX:
+"""The project's GPU check, for a session lent a GPU machine: does the course run there, and does
+the grader's reading of compiled programs hold on the GPU compiler's output and on that machine's
+JAX? In four parts, each printed as it goes:
 
-    python3 benchmarks/gpu_check.py
+1. FLOPs: for matmul-shaped programs, the closed form, what ``core/flops.py`` counts in the GPU's
+   compiled HLO (where XLA rewrites dots into cuBLAS calls and Triton fusions), XLA's own cost
+   analysis (which counts a loop's body once) and the peak memory; then the same on the CPU.
+2. A ring's census on this JAX's 8 CPU devices, beside its closed forms.
+3. Every shard_map reference's census (collectives, bytes and peak per device, each visible case)
+   on this JAX's CPU, beside the pinned JAX's (``pinned_census.json``, written by ``--record``
+   with the course's JAX), and on the accelerator where it has as many devices as the case's mesh.
+4. Lectures 01, 05 and 09 and assignment 01 (with its reference solutions), each run in a fresh
+   Python as a kernel runs it, code cells in order: the setup cell chooses the devices (its line
+   is printed) and every ``check()`` judges on them.
 
-It exits 1 if any count differs from its closed form. About a minute on an H100.
+Needs JAX and NumPy only, beside this checkout, so it runs with the machine's own JAX:
+
+    python3 benchmarks/gpu_check.py            # exits 1 if anything differs or fails
+    .venv/bin/python benchmarks/gpu_check.py --record   # the pinned JAX's censuses, part 3
+
+About two minutes on an H100.
 """
 
 from __future__ import annotations
 
+import importlib
+import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,6 +42,11 @@ import jax.numpy as jnp  # noqa: E402
 
 from autograder.core.flops import program_flops  # noqa: E402
 from autograder.core.hlo import hlo_census  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+PINNED = REPO / "benchmarks" / "pinned_census.json"
+NOTEBOOKS = ("course/01_devices_and_meshes.ipynb", "course/05_sharded_matmul.ipynb",
+             "course/09_transformer_parallelism.ipynb", "assignments/source/01_collectives/01_collectives.ipynb")  # fmt: skip
 
 
 def programs(dtype):
@@ -96,10 +114,115 @@ def ring_census() -> list[str]:
     return [] if got == want else [f"ring census {got} against {want}"]
 
 
+def censuses() -> dict[str, dict]:
+    """Each shard_map reference's census on each visible case whose mesh this process's default
+    devices can hold: collectives, bytes and peak memory per device (a child's part 3)."""
+    from autograder.harness import shard_map
+    from autograder.harness.kinds import signature
+    from autograder.specs import ASSIGNMENTS
+    from autograder.trusted import measure
+    from autograder.trusted.inputs import make_inputs
+
+    found = {}
+    for assignment in ASSIGNMENTS.values():
+        solutions = importlib.import_module(f"solutions.{assignment.solutions}")
+        for task in (t for t in assignment.tasks if t.kind == "shard_map"):
+            for case in (c for c in task.cases if c.mesh_spec.size <= len(jax.devices())):
+                sig = signature(task, case, assignment.name)
+                wrapped, _, mesh = shard_map.build(getattr(solutions, task.name), sig)
+                _, structure = measure.execute(wrapped, make_inputs(sig, 0, mesh), mesh)
+                census = structure["census"]
+                found[f"{assignment.name}/{task.name} {case.label()}"] = {
+                    "collectives": census["counts"], "bytes": census["bytes_per_device"],
+                    "peak": structure["signature"]["peak"],
+                }  # fmt: skip
+    return found
+
+
+def _child(*args: str, cpu_only: bool = False, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    if cpu_only:
+        env["JAX_PLATFORMS"] = "cpu"
+    return subprocess.run([sys.executable, str(Path(__file__).resolve()), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+
+
+def _children_censuses(cpu_only: bool) -> dict[str, dict]:
+    done = _child("--censuses", cpu_only=cpu_only)
+    if done.returncode:
+        raise RuntimeError(f"the censuses failed: {done.stderr.strip()[-800:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def compare_censuses(accelerator: str | None) -> list[str]:
+    """Part 3: this JAX's censuses on its CPU beside the pinned JAX's, and the accelerator's."""
+    pinned = json.loads(PINNED.read_text()) if PINNED.exists() else {}
+    cpu = _children_censuses(cpu_only=True)
+    theirs = _children_censuses(cpu_only=False) if accelerator else {}
+    failures = []
+    print(f"  {len(cpu)} cases on this JAX's CPU; {len(theirs)} on the {accelerator or 'no accelerator'}"
+          f" (the rest need more devices than it has); pinned: {pinned.get('_jax', 'not recorded')}")  # fmt: skip
+    for key, here in cpu.items():
+        was, gpu = pinned.get(key), theirs.get(key)
+        same = was is None or {k: was[k] for k in ("collectives", "bytes", "peak")} == here
+        line = f"    {key}: CPU {here['collectives']}, {here['bytes']:g} B, peak {here['peak']}"
+        line += "" if was is None else f"; pinned {'the same' if same else was}"
+        if gpu is not None:
+            line += f"; {accelerator} {gpu['collectives']}, {gpu['bytes']:g} B"
+            if gpu["collectives"] != here["collectives"] or gpu["bytes"] != here["bytes"]:
+                failures.append(f"{key}: the {accelerator}'s census differs from the CPU's")
+        print(line)
+        if not same:
+            failures.append(f"{key}: this JAX's CPU census differs from the pinned JAX's")
+    return failures
+
+
+def run_notebook(path: Path) -> int:
+    """A notebook's code cells in order, in this fresh process, as a kernel runs them (a child's part 4)."""
+    from autograder.untrusted.runner import run_cells
+
+    cells = [
+        {"source": "".join(c["source"])} for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"
+    ]
+    started = time.perf_counter()
+    run = run_cells(cells, {"__name__": "__main__"})
+    print(json.dumps({"status": run["status"], "message": run["message"], "seconds": time.perf_counter() - started}))
+    return 0
+
+
+def notebooks() -> list[str]:
+    """Part 4: each notebook in a fresh Python whose JAX has not started, so its setup cell chooses."""
+    failures = []
+    for name in NOTEBOOKS:
+        path = REPO / name
+        done = _child("--notebook", str(path), cwd=path.parent)
+        lines = done.stdout.strip().splitlines()
+        chosen = next((line for line in lines if line.startswith("The course's 8 devices")), "no device line")
+        try:
+            run = json.loads(lines[-1])
+        except (IndexError, ValueError):
+            run = {"status": "crashed", "message": done.stderr.strip()[-400:], "seconds": 0}
+        print(f"  {name}: {run['status']} in {run['seconds']:.1f} s. {chosen}")
+        if run["status"] != "ok":
+            print(f"    {run['message']}")
+            failures.append(f"{name}: {run['message']}")
+    return failures
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--notebook"]:
+        return run_notebook(Path(sys.argv[2]))
+    if sys.argv[1:2] == ["--censuses"]:
+        print(json.dumps(censuses()))
+        return 0
+    if sys.argv[1:2] == ["--record"]:
+        PINNED.write_text(json.dumps({"_jax": jax.__version__, **censuses()}, indent=1, sort_keys=True) + "\n")
+        print(f"recorded {PINNED} with JAX {jax.__version__}")
+        return 0
     print(f"JAX {jax.__version__}, jaxlib {jax.lib.__version__}; devices: {jax.devices()}")
     failures = []
     first = jax.devices()[0]  # the accelerator's first device, where there is one; then the CPU's
+    print("1. FLOPs")
     for device in [first] + ([jax.devices("cpu")[0]] if first.platform != "cpu" else []):
         print(f"{device.platform} ({device.device_kind}):")
         for dtype in (jnp.float32, jnp.bfloat16):
@@ -115,8 +238,13 @@ def main() -> int:
                     if "custom-call" in line or " dot(" in line
                 )
             )
+    print("2. A ring's census")
     failures += ring_census()
-    print("every count matches its closed form" if not failures else "differs:\n  " + "\n  ".join(failures))
+    print("3. The references' censuses")
+    failures += compare_censuses(None if first.platform == "cpu" else f"{len(jax.devices())} {first.platform.upper()}")
+    print("4. The notebooks")
+    failures += notebooks()
+    print("everything holds" if not failures else "differs or fails:\n  " + "\n  ".join(failures))
     return 1 if failures else 0
 
 
