@@ -160,8 +160,8 @@ def compare_censuses(accelerator: str | None) -> list[str]:
     cpu = _children_censuses(cpu_only=True)
     theirs = _children_censuses(cpu_only=False) if accelerator else {}
     failures = []
-    print(f"  {len(cpu)} cases on this JAX's CPU; {len(theirs)} on the {accelerator or 'no accelerator'}"
-          f" (the rest need more devices than it has); pinned: {pinned.get('_jax', 'not recorded')}")  # fmt: skip
+    on = f", {len(theirs)} of them on the {accelerator} (the others need more devices)" if accelerator else ""
+    print(f"  {len(cpu)} cases on this JAX's CPU{on}; the pinned JAX's: {pinned.get('_jax', 'not recorded')}")
     for key, here in cpu.items():
         was, gpu = pinned.get(key), theirs.get(key)
         same = was is None or {k: was[k] for k in ("collectives", "bytes", "peak")} == here
