@@ -45,8 +45,12 @@ from autograder.core.hlo import hlo_census  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PINNED = REPO / "benchmarks" / "pinned_census.json"
-NOTEBOOKS = ("course/01_devices_and_meshes.ipynb", "course/05_sharded_matmul.ipynb",
-             "course/09_transformer_parallelism.ipynb", "assignments/source/01_collectives/01_collectives.ipynb")  # fmt: skip
+NOTEBOOKS = (
+    "course/01_devices_and_meshes.ipynb",
+    "course/05_sharded_matmul.ipynb",
+    "course/09_transformer_parallelism.ipynb",
+    "assignments/source/01_collectives/01_collectives.ipynb",
+)
 
 
 def programs(dtype):
@@ -133,9 +137,10 @@ def censuses() -> dict[str, dict]:
                 _, structure = measure.execute(wrapped, make_inputs(sig, 0, mesh), mesh)
                 census = structure["census"]
                 found[f"{assignment.name}/{task.name} {case.label()}"] = {
-                    "collectives": census["counts"], "bytes": census["bytes_per_device"],
+                    "collectives": census["counts"],
+                    "bytes": census["bytes_per_device"],
                     "peak": structure["signature"]["peak"],
-                }  # fmt: skip
+                }
     return found
 
 
@@ -143,8 +148,14 @@ def _child(*args: str, cpu_only: bool = False, cwd: Path = REPO) -> subprocess.C
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     if cpu_only:
         env["JAX_PLATFORMS"] = "cpu"
-    return subprocess.run([sys.executable, str(Path(__file__).resolve()), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _children_censuses(cpu_only: bool) -> dict[str, dict]:

@@ -263,8 +263,18 @@ def signature_cost(rev: str, assignment: str, students: int, jobs: int, repeats:
                 run = Path(tmp) / "run"
                 shutil.rmtree(run, ignore_errors=True)
                 shutil.copytree(pristine[which], run)
-                argv = [python[which], "-m", "autograder.cli", "grade", assignment, "--sandbox", "process",
-                        "--jobs", str(jobs), "--quiet"]  # fmt: skip
+                argv = [
+                    python[which],
+                    "-m",
+                    "autograder.cli",
+                    "grade",
+                    assignment,
+                    "--sandbox",
+                    "process",
+                    "--jobs",
+                    str(jobs),
+                    "--quiet",
+                ]
                 cpu[which].append(children_cpu(lambda argv=argv, run=run: timed(argv, run)) / students)
                 graded[which] = _graded(run, assignment)
         if graded["before"] != graded["after"] or not graded["after"]:
@@ -320,12 +330,16 @@ def main() -> None:
     args = parser.parse_args()
     n = args.students
     if args.before:
-        print(f"CPU seconds per submission, --sandbox process --jobs {args.jobs}, medians of {args.repeats}, "
-              f"{n} students each, the package at {args.before} against this checkout:")  # fmt: skip
+        print(
+            f"CPU seconds per submission, --sandbox process --jobs {args.jobs}, medians of {args.repeats}, "
+            f"{n} students each, the package at {args.before} against this checkout:"
+        )
         for assignment in (ASSIGNMENT, "05_transformer_parallel"):
             before, after = signature_cost(args.before, assignment, n, args.jobs, args.repeats)
-            print(f"  {assignment}: before {before:.2f} s, now {after:.2f} s: {after / before:.3f}x "
-                  f"({(after / before - 1) * 100:+.1f}%; target: under +10%)")  # fmt: skip
+            print(
+                f"  {assignment}: before {before:.2f} s, now {after:.2f} s: {after / before:.3f}x "
+                f"({(after / before - 1) * 100:+.1f}%; target: under +10%)"
+            )
         return
     shared = compare(n, args.jobs, realistic, own_text=True)
     distinct = compare(n, args.jobs, everyone_right, own_text=True, distinct=True)

@@ -138,5 +138,9 @@ def _cache_folder() -> Path:
 
 
 def _left_out(what: str, name: str, version: str) -> None:
-    log.warning("the %s %s is left out: JAX %s's XLA does not know it, so the grader compiles more "
-                "slowly than it could", what, name, version)  # fmt: skip
+    log.warning(
+        "the %s %s is left out: JAX %s's XLA does not know it, so the grader compiles more slowly than it could",
+        what,
+        name,
+        version,
+    )

@@ -37,8 +37,10 @@ class Probe:
     def __repr__(self) -> str:
         inputs = ", ".join(f"{'x'.join(map(str, s))} {d}" for s, d in zip(self.shapes, self.dtypes))
         runs = ", ".join(f"{n} {name}" for name, n in sorted(self.collectives.items())) or "no collectives"
-        return (f"{self.function}({inputs}) on mesh {self.mesh}: runs {runs}; sends {self.bytes_per_device} bytes, "
-                f"multiplies {self.flops} FLOPs and needs {self.peak_bytes} bytes at its peak, per device")  # fmt: skip
+        return (
+            f"{self.function}({inputs}) on mesh {self.mesh}: runs {runs}; sends {self.bytes_per_device} bytes, "
+            f"multiplies {self.flops} FLOPs and needs {self.peak_bytes} bytes at its peak, per device"
+        )
 
 
 def probe(fn: Callable[..., Any], *, task: str | None = None, case: Case | None = None) -> Probe:
@@ -55,8 +57,15 @@ def probe(fn: Callable[..., Any], *, task: str | None = None, case: Case | None 
     except Exception as err:  # an unfinished or broken function: its own error, in one line
         raise CheckFailed(f"{found.name} does not run yet: {type(err).__name__}: {str(err)[:200]}") from None
     census, spent = structure["census"], structure["signature"]
-    return Probe(found.name, sig["mesh"], *_inputs(sig), dict(census.get("counts", {})), census.get("program_bytes"),
-                 spent["flops"], spent["peak"])  # fmt: skip
+    return Probe(
+        found.name,
+        sig["mesh"],
+        *_inputs(sig),
+        dict(census.get("counts", {})),
+        census.get("program_bytes"),
+        spent["flops"],
+        spent["peak"],
+    )
 
 
 def _inputs(sig: ShardMapSig) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]:

@@ -53,6 +53,7 @@ def test_signature_pins_shape_names_types_devices_platform():
 H100 = "NVIDIA H100 80GB HBM3"
 
 
+# A table, one host per row: the formatter would split each row over several lines.
 @pytest.mark.parametrize(
     "gpus, kind, why",
     [(0, "cpu", "simulated CPU devices, as this host has no accelerator."),

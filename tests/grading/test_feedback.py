@@ -64,8 +64,15 @@ def test_feedback_pictures_visible_tests_and_hides_hidden_cases():
 
 
 def test_a_plain_python_part_s_hidden_failure_says_what_its_cases_change_not_which_mesh():
-    hidden = Result("bubble_fraction: hidden values", "test_bubble_fraction", 0, 4, "failed",
-                    "(8, 3, 4): returned 0.5, expected 0.647", "hidden")  # fmt: skip
+    hidden = Result(
+        "bubble_fraction: hidden values",
+        "test_bubble_fraction",
+        0,
+        4,
+        "failed",
+        "(8, 3, 4): returned 0.5, expected 0.647",
+        "hidden",
+    )
     for text in (markdown(report := Report("ada", "06_pipeline_experts", "graded", "", [hidden])), to_html(report)):
         assert "stage, micro-batch and chunk counts" in text
         assert "meshes" not in text and "0.647" not in text and "(8, 3, 4)" not in text

@@ -59,11 +59,14 @@ def test_the_options_are_used_on_cpu_only():
 def _runner_like(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """A process that sets ``XLA_FLAGS`` as the sandbox's runner does, before its JAX starts, then
     compiles: what flags it took, and its answer."""
-    code = ("import os; from autograder.core.quick_compile import runner_flags\n"
-            "os.environ['XLA_FLAGS'] = runner_flags()\n"
-            "import jax; print(os.environ['XLA_FLAGS']); print(jax.jit(lambda x: x + 1)(1))")  # fmt: skip
-    return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    code = (
+        "import os; from autograder.core.quick_compile import runner_flags\n"
+        "os.environ['XLA_FLAGS'] = runner_flags()\n"
+        "import jax; print(os.environ['XLA_FLAGS']); print(jax.jit(lambda x: x + 1)(1))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_xla_accepts_the_flags_the_sandbox_starts_with():
