@@ -166,7 +166,10 @@ def _children_censuses(cpu_only: bool) -> dict[str, dict]:
 
 
 def compare_censuses(accelerator: str | None) -> list[str]:
-    """Part 3: this JAX's censuses on its CPU beside the pinned JAX's, and the accelerator's."""
+    """Part 3: this JAX's censuses on its CPU beside the pinned JAX's, and the accelerator's. What
+    the grader reads (collectives, bytes) must agree; a peak is the compiler's buffer assignment,
+    which a release may change (a grade holds it to the reference's on the same JAX), so a changed
+    peak is printed with its ratio and fails nothing."""
     pinned = json.loads(PINNED.read_text()) if PINNED.exists() else {}
     cpu = _children_censuses(cpu_only=True)
     theirs = _children_censuses(cpu_only=False) if accelerator else {}
@@ -175,16 +178,19 @@ def compare_censuses(accelerator: str | None) -> list[str]:
     print(f"  {len(cpu)} cases on this JAX's CPU{on}; the pinned JAX's: {pinned.get('_jax', 'not recorded')}")
     for key, here in cpu.items():
         was, gpu = pinned.get(key), theirs.get(key)
-        same = was is None or {k: was[k] for k in ("collectives", "bytes", "peak")} == here
         line = f"    {key}: CPU {here['collectives']}, {here['bytes']:g} B, peak {here['peak']}"
-        line += "" if was is None else f"; pinned {'the same' if same else was}"
+        if was is not None:
+            read_same = (was["collectives"], was["bytes"]) == (here["collectives"], here["bytes"])
+            line += "; pinned " + ("the same" if read_same else f"{was['collectives']}, {was['bytes']:g} B")
+            if was["peak"] != here["peak"]:
+                line += f", peak {was['peak']} (this JAX's is {here['peak'] / was['peak']:.2f}x)"
+            if not read_same:
+                failures.append(f"{key}: this JAX's CPU census differs from the pinned JAX's")
         if gpu is not None:
             line += f"; {accelerator} {gpu['collectives']}, {gpu['bytes']:g} B"
             if gpu["collectives"] != here["collectives"] or gpu["bytes"] != here["bytes"]:
                 failures.append(f"{key}: the {accelerator}'s census differs from the CPU's")
         print(line)
-        if not same:
-            failures.append(f"{key}: this JAX's CPU census differs from the pinned JAX's")
     return failures
 
 

@@ -25,12 +25,19 @@ from typing import IO
 from ..core.errors import JaxcourseError
 from ..core.files import write_atomic
 from ..trusted.jobs import ForkRequest, WorkerJob
+from .package import ROOT
 from .sandbox import Deadline, Outcome, clean_env, kill_group, last_line, run_process, watch
 
 WORKER = "autograder.trusted.worker"
 FORKSERVER = "autograder.trusted.forkserver"
 START_TIMEOUT = 60.0  # seconds the server may take to import JAX and say it is ready
 KILLED = -9  # the status of a child whose server died under it: its group is killed
+
+
+def trusted_env(home: Path) -> dict[str, str]:
+    """The sandbox's clean environment, with this very package first on the path: a checkout run
+    through ``PYTHONPATH`` and never installed (as the GPU check runs it) is what its workers import."""
+    return {**clean_env(home), "PYTHONPATH": str(ROOT.parent)}
 
 
 class ServerGone(JaxcourseError):
@@ -54,7 +61,7 @@ class ForkServer:
     @classmethod
     def start(cls) -> ForkServer:
         home = Path(tempfile.mkdtemp(prefix="jaxcourse-forkserver-"))
-        env = {**clean_env(home), "OPENBLAS_NUM_THREADS": "1"}
+        env = {**trusted_env(home), "OPENBLAS_NUM_THREADS": "1"}
         with open(home / "server.log", "wb") as log:
             proc = subprocess.Popen([sys.executable, "-m", FORKSERVER], cwd=home, env=env, stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=log, start_new_session=True)  # fmt: skip
@@ -200,7 +207,7 @@ def run_worker(job: WorkerJob, work: Path, name: str, deadline: Deadline) -> Out
         if deadline.progress is not None:
             deadline.progress.unlink(missing_ok=True)  # the job starts over: its progress too
     argv = [sys.executable, "-m", WORKER, str(path)]
-    return run_process(argv, work, clean_env(work), log, deadline)
+    return run_process(argv, work, trusted_env(work), log, deadline)
 
 
 def _read_line(stream: IO[bytes], timeout: float) -> dict[str, int] | None:

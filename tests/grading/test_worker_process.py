@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -189,3 +190,23 @@ def test_without_a_warm_server_every_job_runs_cold_and_it_is_said_once(reference
     said = capsys.readouterr().err
     assert said.count("each job starts a cold worker instead") == 1, said
     assert "the warm trusted worker did not start" in said and "no_such_server" in said
+
+
+def test_the_workers_import_the_package_that_started_them_installed_or_not(tmp_path):
+    """``-S`` leaves out site-packages, where an install would be: what the child imports is
+    found through the environment the worker is given alone, as in a checkout never installed."""
+    env = worker_process.trusted_env(tmp_path)
+    found = subprocess.run(
+        [sys.executable, "-S", "-c", "import autograder.trusted; print(autograder.__file__)"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert found.stdout.strip() == str(worker_process.ROOT / "__init__.py")
+    bare = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+    missing = subprocess.run(
+        [sys.executable, "-S", "-c", "import autograder"], cwd=tmp_path, env=bare, capture_output=True, text=True
+    )
+    assert "No module named 'autograder'" in missing.stderr
