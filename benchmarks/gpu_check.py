@@ -13,12 +13,13 @@ JAX? In four parts, each printed as it goes:
    Python as a kernel runs it, code cells in order: the setup cell chooses the devices (its line
    is printed) and every ``check()`` judges on them.
 
-Needs JAX and NumPy only, beside this checkout, so it runs with the machine's own JAX:
+Runs from this checkout, never installed, with the machine's own JAX; beside JAX and NumPy it
+needs only what the notebooks import (Flax, Optax, Matplotlib, flatbuffers):
 
     python3 benchmarks/gpu_check.py            # exits 1 if anything differs or fails
     .venv/bin/python benchmarks/gpu_check.py --record   # the pinned JAX's censuses, part 3
 
-About two minutes on an H100.
+86 s on an H100 (2026-11-28; ``benchmarks/results/`` keeps what it printed).
 """
 
 from __future__ import annotations
