@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell sha256sum requirements/dev.lock requirements/lint.lock pyproject.toml | sha256sum | cut -c1-12)
+# The venv is built again when a lock, the package's metadata or the Python (PYTHON=python3.13) changes.
+STAMP := $(VENV)/.installed-$(shell ($(PYTHON) --version; cat requirements/dev.lock requirements/lint.lock pyproject.toml) | sha256sum | cut -c1-12)
 
 .PHONY: venv lint test test-fast lock release lab hub hub-down image lecture-html bench bench-class bench-images clean
 
@@ -82,22 +83,23 @@ bench: venv
 	$(BIN)/python benchmarks/lecture_times.py
 	$(BIN)/python benchmarks/training_grade.py
 
-# Recompile the hashed locks after editing requirements/*.in or pyproject.toml. The image locks
-# are constrained by dev.lock (their .in files say -c dev.lock: one JAX everywhere); tpu needs
-# manylinux_2_31 for libtpu.
+# Recompile the hashed locks after editing requirements/*.in or pyproject.toml. The two locks a
+# venv is built from (dev, lint) are universal: one set of versions for Python 3.11 to 3.13 on
+# Linux, macOS and Windows, each pin's markers saying where it applies. The image locks are for
+# the images' own Python 3.11 on Linux, constrained by dev.lock (their .in files say -c dev.lock:
+# one JAX everywhere); tpu needs manylinux_2_31 for libtpu. An existing lock's versions are kept
+# where they still resolve.
+UV := $(PYTHON) -m uv pip compile --generate-hashes
 lock:
-	$(PYTHON) -m pip install --quiet uv
-	$(PYTHON) -m uv pip compile requirements/dev.in --generate-hashes --python-version 3.11 \
-		--python-platform x86_64-manylinux_2_28 -o requirements/dev.lock
-	$(PYTHON) -m uv pip compile requirements/lint.in --generate-hashes --python-version 3.11 \
-		--python-platform x86_64-manylinux_2_28 -o requirements/lint.lock
-	for v in cpu cuda; do $(PYTHON) -m uv pip compile pyproject.toml requirements/$$v.in \
-		--generate-hashes --python-version 3.11 \
+	$(PYTHON) -m pip install --quiet uv==0.13.9
+	$(UV) requirements/dev.in --universal --python-version 3.11 -o requirements/dev.lock
+	$(UV) requirements/lint.in --universal --python-version 3.11 -o requirements/lint.lock
+	for v in cpu cuda; do $(UV) pyproject.toml requirements/$$v.in --python-version 3.11 \
 		--python-platform x86_64-manylinux_2_28 -o requirements/$$v.lock; done
-	$(PYTHON) -m uv pip compile pyproject.toml requirements/tpu.in \
-		--generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_31 -o requirements/tpu.lock
-	$(PYTHON) -m uv pip compile requirements/hub.in --generate-hashes --python-version 3.11 \
-		--python-platform x86_64-manylinux_2_28 -o requirements/hub.lock
+	$(UV) pyproject.toml requirements/tpu.in --python-version 3.11 --python-platform x86_64-manylinux_2_31 \
+		-o requirements/tpu.lock
+	$(UV) requirements/hub.in --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+		-o requirements/hub.lock
 
 clean:
 	rm -rf $(VENV) assignments/release assignments/gradebook.db assignments/.jaxcourse

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Prepare a CI machine (Debian, as root) for the Docker tests: a running engine, headless chromium
-# for the browser test, and the offline base image (registries are unreachable there); and for the
-# cluster tests Slurm, munge and Open MPI (the tests start `jaxcourse cluster up` themselves).
+# for the browser test, and the offline base image (registries are unreachable there); for the
+# cluster tests Slurm, munge and Open MPI (the tests start `jaxcourse cluster up` themselves); and
+# for the Python 3.13 test, Debian 13's base and the locks' wheels for 3.13, which it installs
+# with no network.
 # Idempotent: each step is skipped when already done. Called by `make test` under CI.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -39,3 +41,5 @@ if ! docker info >/dev/null 2>&1; then
 fi
 
 "$here/build-offline-base.sh"
+"$here/build-offline-base.sh" --suite trixie
+"$here/wheelhouse.sh" 3.13
