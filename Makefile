@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # The venv is built again when a lock, the package's metadata or the Python (PYTHON=python3.13) changes.
 STAMP := $(VENV)/.installed-$(shell ($(PYTHON) --version; cat requirements/dev.lock requirements/lint.lock pyproject.toml) | sha256sum | cut -c1-12)
 
-.PHONY: venv lint test test-fast lock release lab hub hub-down image lecture-html bench bench-class bench-images clean
+.PHONY: venv lint test test-fast docs lock release lab hub hub-down image lecture-html bench bench-class bench-images clean
 
 venv: $(STAMP)
 
@@ -50,6 +50,11 @@ test: lint
 # Everything but the slow end-to-end runs, for a quick loop while editing.
 test-fast: lint
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# The documentation's website, offline: build/docs/index.html. Strict: a broken link, a missing
+# anchor or a page left out of mkdocs.yml's navigation fails it (tests/delivery/test_docs.py too).
+docs: venv
+	$(BIN)/mkdocs build --strict
 
 release: venv
 	$(BIN)/jaxcourse release

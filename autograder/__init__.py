@@ -2,6 +2,6 @@
 
 Public, for notebooks: ``autograder.checks`` (``check``), ``autograder.mesh``
 (``use_devices``), ``autograder.launch`` (``launch``), ``autograder.trace`` (``hlo_census``).
-Everything else is organised by role (README, "Architecture"): ``core``, ``specs``, ``harness``,
+Everything else is organised by role (docs/architecture.md): ``core``, ``specs``, ``harness``,
 ``untrusted``, ``trusted``, ``grading``, ``delivery``, ``cli``.
 """

@@ -1,4 +1,4 @@
-"""Public: ``check(fn)`` judges a notebook's function as the grader does (see the README);
+"""Public: ``check(fn)`` judges a notebook's function as the grader does (docs/student.md);
 ``probe(fn)`` shows what it compiles to (collectives, bytes per device) without a verdict."""
 
 from .grading.probe import Probe, probe

@@ -32,7 +32,7 @@ def register(sub: Subparsers) -> None:
                     "server is at <user>.NAME, an origin of its own, so *.NAME must reach this machine")  # fmt: skip
     up.add_argument("--swarm", action="store_true",
                     help="run the class across the Docker Swarm this engine manages: students' servers on the nodes "
-                    "labelled jaxcourse.lab=yes, grading workers on those labelled jaxcourse.grade=yes (README: a "
+                    "labelled jaxcourse.lab=yes, grading workers on those labelled jaxcourse.grade=yes (docs/swarm.md: a "
                     "class on several machines)")  # fmt: skip
     down = actions.add_parser("down", help="stop the class; its state stays in the class directory")
     for action in (up, down):

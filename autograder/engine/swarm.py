@@ -1,6 +1,6 @@
 """Docker Swarm: this engine as the manager, other engines joined to it as nodes.
 
-A real class joins real hosts (``docker swarm join``, README). The test swarm stands a node up as a
+A real class joins real hosts (``docker swarm join``, docs/swarm.md). The test swarm stands a node up as a
 container running its own engine (``docker/swarm-node``): ``start_node`` runs one and joins it,
 ``load_image`` gives it an image without any registry, ``lose_node`` kills it as a host is lost.
 

@@ -13,7 +13,7 @@ each starting sandboxes on its own node's engine.
 - The manager's services name their images by ID: the engine runs exactly the image built here
   and never asks a registry for it.
 - A worker grades on any node that has the course checkout at the same path as the manager, the
-  course image loaded, and the label ``jaxcourse.grade=yes`` (README: adding a node).
+  course image loaded, and the label ``jaxcourse.grade=yes`` (docs/swarm.md: adding a node).
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ def manager_address(client: DockerClient) -> str:
     info = client.info()["Swarm"]
     if not info.get("ControlAvailable"):
         raise deploy.HubError("--swarm needs this engine to be a swarm manager: run `docker swarm init "
-                              "--advertise-addr ADDRESS` here first (README: a class on several machines)")  # fmt: skip
+                              "--advertise-addr ADDRESS` here first (docs/swarm.md)")  # fmt: skip
     address: str = info["NodeAddr"]
     return address
 
