@@ -55,8 +55,12 @@ def submit_to_feedback(user: User) -> float:
 
 def idle_memory_mib(names: list[str]) -> list[float]:
     """Each container's memory in use, as `docker stats` reports it (MiB)."""
-    out = subprocess.run(["docker", "stats", "--no-stream", "--format", "{{.Name}} {{.MemUsage}}", *names],
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        ["docker", "stats", "--no-stream", "--format", "{{.Name}} {{.MemUsage}}", *names],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     used = []
     for line in out.splitlines():
         value = line.split()[1]
@@ -114,13 +118,19 @@ def main() -> None:
     print(
         f"spawn a student's server: median {statistics.median(spawn):.1f} s, worst {max(spawn):.1f} s (target: under 5 s)"
     )
-    print(f"memory per idle student: median {per_student:.0f} MiB, worst {max(memory):.0f} MiB: "
-          f"a {HOST_MEMORY_GIB} GiB host holds about {int(HOST_MEMORY_GIB * 1024 * 0.9 // per_student)} idle students "
-          f"(90% of its memory; each may use up to its limit while it works)")  # fmt: skip
-    print(f"Submit to feedback, one student at a time (3): median {statistics.median(alone):.1f} s, worst "
-          f"{max(alone):.1f} s (target: median under 20 s)")  # fmt: skip
-    print(f"Submit to feedback, {len(users)} students at once: median {statistics.median(together):.1f} s, "
-          f"worst {max(together):.1f} s")  # fmt: skip
+    print(
+        f"memory per idle student: median {per_student:.0f} MiB, worst {max(memory):.0f} MiB: "
+        f"a {HOST_MEMORY_GIB} GiB host holds about {int(HOST_MEMORY_GIB * 1024 * 0.9 // per_student)} idle students "
+        f"(90% of its memory; each may use up to its limit while it works)"
+    )
+    print(
+        f"Submit to feedback, one student at a time (3): median {statistics.median(alone):.1f} s, worst "
+        f"{max(alone):.1f} s (target: median under 20 s)"
+    )
+    print(
+        f"Submit to feedback, {len(users)} students at once: median {statistics.median(together):.1f} s, "
+        f"worst {max(together):.1f} s"
+    )
 
 
 if __name__ == "__main__":

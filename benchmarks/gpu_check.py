@@ -65,12 +65,16 @@ def programs(dtype):
     return [
         ("matmul", lambda a, b: a @ b, (a, b), 2 * 256 * 512 * 128),
         ("two matmuls", lambda a, b: jnp.tanh(a @ b) @ b.T, (a, b), 2 * (2 * 256 * 512 * 128)),
-        ("batched", lambda a, b: jnp.einsum("bij,bjk->bik", a, b), (a.reshape(4, 64, 512), jnp.ones((4, 512, 128), dtype)),
-         4 * 2 * 64 * 512 * 128),
+        (
+            "batched",
+            lambda a, b: jnp.einsum("bij,bjk->bik", a, b),
+            (a.reshape(4, 64, 512), jnp.ones((4, 512, 128), dtype)),
+            4 * 2 * 64 * 512 * 128,
+        ),
         ("loop of 6", loop, (jnp.ones((256, 256), dtype),), 2 * 256**3 * 7),
         ("attention", attention, (q, k, v), 2 * (2 * 1024 * 1024 * 64)),
         ("convolution", conv, (x, w), 2 * (8 * 32 * 32 * 32) * (3 * 3 * 16)),
-    ]  # fmt: skip
+    ]
 
 
 def read(device, dtype) -> list[str]:
@@ -87,9 +91,11 @@ def read(device, dtype) -> list[str]:
         memory = compiled.memory_analysis()
         peak = memory and memory.argument_size_in_bytes + memory.output_size_in_bytes + memory.temp_size_in_bytes
         verdict = "ok" if counted == closed else "DIFFERS"
-        print(f"  {name:12s} {jnp.dtype(dtype).name:9s} closed form {closed:>13,.0f}"
-              f"  counted {counted or 0:>13,.0f}  XLA's {xla or 0:>13,.0f}  peak {peak or 0:>11,} B"
-              f"  compile {took:.2f} s  {verdict}")  # fmt: skip
+        print(
+            f"  {name:12s} {jnp.dtype(dtype).name:9s} closed form {closed:>13,.0f}"
+            f"  counted {counted or 0:>13,.0f}  XLA's {xla or 0:>13,.0f}  peak {peak or 0:>11,} B"
+            f"  compile {took:.2f} s  {verdict}"
+        )
         if counted != closed:
             failures.append(f"{device.platform} {name} {dtype}: counted {counted}, closed form {closed}")
     return failures
@@ -114,8 +120,10 @@ def ring_census() -> list[str]:
     census, flops = hlo_census(hlo, (8,), ("i",)), program_flops(hlo)
     want = {"collective-permute": 7}, 7 * 8 * 32 * 4, 8 * 2 * 8 * 32 * 2
     got = dict(census.counts), census.bytes_per_device, flops
-    print(f"  ring on 8 CPU devices: collectives {got[0]}, bytes per device {got[1]:g}, FLOPs {got[2]:g}; "
-          f"closed forms {want[0]}, {want[1]:g}, {want[2]:g}: {'ok' if got == want else 'DIFFERS'}")  # fmt: skip
+    print(
+        f"  ring on 8 CPU devices: collectives {got[0]}, bytes per device {got[1]:g}, FLOPs {got[2]:g}; "
+        f"closed forms {want[0]}, {want[1]:g}, {want[2]:g}: {'ok' if got == want else 'DIFFERS'}"
+    )
     return [] if got == want else [f"ring census {got} against {want}"]
 
 

@@ -37,8 +37,20 @@ TARGET = (5000, 600.0)  # submissions, seconds
 
 def grade(course, submissions: Path, out: Path, *more: str) -> float:
     env = {**os.environ, "JAXCOURSE_ROOT": str(course.root)}
-    argv = [sys.executable, "-m", "autograder.cli", "grade", ASSIGNMENT, "--submissions", str(submissions),
-            "--out", str(out), "--quiet", "--force", *more]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "autograder.cli",
+        "grade",
+        ASSIGNMENT,
+        "--submissions",
+        str(submissions),
+        "--out",
+        str(out),
+        "--quiet",
+        "--force",
+        *more,
+    ]
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
@@ -123,15 +135,21 @@ def main() -> None:
     print(f"same scores in all three: {same}")
     per_host = n / one_by_two  # submissions per second on one host of this many cores
     wanted = TARGET[0] / TARGET[1]
-    print(f"\n5,000 submissions in 10 minutes need {wanted:.1f} per second; one {cores}-core host grades "
-          f"{per_host:.2f} per second, {per_host / cores:.3f} per core")  # fmt: skip
+    print(
+        f"\n5,000 submissions in 10 minutes need {wanted:.1f} per second; one {cores}-core host grades "
+        f"{per_host:.2f} per second, {per_host / cores:.3f} per core"
+    )
     for host_cores in (cores, 16, 64):  # grading is CPU-bound, one sandbox per core: the rate per core holds
         hosts = math.ceil(wanted / (per_host / cores * host_cores))
         print(f"  hosts of {host_cores:2d} cores: {hosts}")
-    print(f"the one recorder: {record * 1000:.0f} ms per submission, at most {1 / record:.0f} per second "
-          f"({'enough' if 1 / record > wanted else 'the bound'})")  # fmt: skip
-    print(f"a new host, once: reference results {reference:.1f} s cold ({reference / TARGET[1]:.0%} of the 10 minutes), "
-          f"then the image pull (1.25 GB)")  # fmt: skip
+    print(
+        f"the one recorder: {record * 1000:.0f} ms per submission, at most {1 / record:.0f} per second "
+        f"({'enough' if 1 / record > wanted else 'the bound'})"
+    )
+    print(
+        f"a new host, once: reference results {reference:.1f} s cold ({reference / TARGET[1]:.0%} of the 10 minutes), "
+        f"then the image pull (1.25 GB)"
+    )
 
 
 if __name__ == "__main__":

@@ -65,14 +65,26 @@ from tests.helpers.submissions import wrong_submission, wrong_submissions  # noq
 use_cpu_devices(8)  # as the tests have it, before anything starts JAX
 
 FAST_FAILING = (
-    "ring_wrong_direction", "uses_all_gather", "ring_sends_twice", "layernorm_gathers_rows",
-    "layernorm_wrong_dtype", "fold_wrong_axis", "unfinished_function", "local_shape_no_error",
+    "ring_wrong_direction",
+    "uses_all_gather",
+    "ring_sends_twice",
+    "layernorm_gathers_rows",
+    "layernorm_wrong_dtype",
+    "fold_wrong_axis",
+    "unfinished_function",
+    "local_shape_no_error",
     "raises_at_import",
-)  # fmt: skip
+)
 ONE_FUNCTION_WRONG = (
-    "ring_wrong_direction", "uses_all_gather", "ring_sends_twice", "ring_direct_sends",
-    "layernorm_gathers_rows", "layernorm_wrong_dtype", "fold_wrong_axis", "local_shape_no_error",
-)  # fmt: skip
+    "ring_wrong_direction",
+    "uses_all_gather",
+    "ring_sends_twice",
+    "ring_direct_sends",
+    "layernorm_gathers_rows",
+    "layernorm_wrong_dtype",
+    "fold_wrong_axis",
+    "local_shape_no_error",
+)
 BROKEN = ("raises_at_import", "unfinished_function")
 
 
@@ -232,9 +244,24 @@ class Compared:
 def grade(course, sandbox: str, jobs: int) -> tuple[float, str]:
     """``jaxcourse grade`` on the class: its seconds and its --profile."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", ASSIGNMENT, "--sandbox", sandbox,
-                           "--jobs", str(jobs), "--quiet", "--profile"], cwd=course.root, capture_output=True,
-                          text=True)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder.cli",
+            "grade",
+            ASSIGNMENT,
+            "--sandbox",
+            sandbox,
+            "--jobs",
+            str(jobs),
+            "--quiet",
+            "--profile",
+        ],
+        cwd=course.root,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         sys.exit(f"jaxcourse grade failed:\n{done.stderr[-2000:]}")
     return time.perf_counter() - start, done.stdout
@@ -354,9 +381,11 @@ def main() -> None:
         print(f"  jaxcourse grade:    {run.ours:7.1f} s   ({run.ours / n:.2f} s per submission)")
         print(f"  nbgrader autograde: {run.theirs:7.1f} s   ({run.theirs / n:.2f} s per submission)")
         print(f"  throughput ratio jaxcourse / nbgrader: {run.theirs / run.ours:.2f}x  (target: at least {target}x)")
-        print(f"  floor: the same grading without containers uses {run.cpu:.2f} CPU s per submission (JAX started, the "
-              f"cells, the exports, every measurement), so {n} need {floor:.1f} s on {cores} cores kept busy even with "
-              f"containers free: at most {run.theirs / floor:.2f}x here")  # fmt: skip
+        print(
+            f"  floor: the same grading without containers uses {run.cpu:.2f} CPU s per submission (JAX started, the "
+            f"cells, the exports, every measurement), so {n} need {floor:.1f} s on {cores} cores kept busy even with "
+            f"containers free: at most {run.theirs / floor:.2f}x here"
+        )
     if args.fast_failing:
         fast = compare(n, args.jobs, fast_failing, own_text=False)
         print("fast-failing class (a quarter right, copies of the reference):")
@@ -369,10 +398,14 @@ def main() -> None:
             cold, warm = check_latency(course)
         isolation = runner["container, every core"] - runner["bare, every core"]
         throttling = runner["container, class quota"] - runner["bare, as many cores"]
-        print(f"one submission's runner, median of {args.repeats}: "
-              + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in runner.items()))  # fmt: skip
-        print(f"  sandbox overhead on the same CPUs {isolation:.2f} s (target: under 0.3 s); "
-              f"under the class's CPU quota against as many cores {throttling:.2f} s")  # fmt: skip
+        print(
+            f"one submission's runner, median of {args.repeats}: "
+            + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in runner.items())
+        )
+        print(
+            f"  sandbox overhead on the same CPUs {isolation:.2f} s (target: under 0.3 s); "
+            f"under the class's CPU quota against as many cores {throttling:.2f} s"
+        )
         print(f"jaxcourse check on one notebook: {cold:.1f} s cold, {warm:.1f} s warm (targets: 5 s and 2 s)")
     print(f"jaxcourse's shared class, {shared.profile}")
     print(f"jaxcourse's distinct class, {distinct.profile}")

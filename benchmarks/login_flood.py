@@ -74,10 +74,12 @@ def flood_elsewhere(hub: str, threads: int, seconds: float) -> subprocess.Popen[
     process's interpreter lock while the API's latency is measured here. It runs on the last core
     only: an attacker's own work is on the attacker's machine, and on a 2-core host a client
     sending 400 logins a second would otherwise take a core from the hub it floods."""
-    code = (f"import json, os, sys; sys.path.insert(0, {str(REPO)!r}); from benchmarks.login_flood import flood; "
-            f"os.sched_setaffinity(0, {{{os.cpu_count() - 1}}}); "
-            f"from tests.helpers.hub import resolve_localhost_subdomains; resolve_localhost_subdomains(); "
-            f"print(json.dumps(flood({hub!r}, {threads}, {seconds})))")  # fmt: skip
+    code = (
+        f"import json, os, sys; sys.path.insert(0, {str(REPO)!r}); from benchmarks.login_flood import flood; "
+        f"os.sched_setaffinity(0, {{{os.cpu_count() - 1}}}); "
+        f"from tests.helpers.hub import resolve_localhost_subdomains; resolve_localhost_subdomains(); "
+        f"print(json.dumps(flood({hub!r}, {threads}, {seconds})))"
+    )
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
 
 

@@ -43,8 +43,9 @@ def main() -> None:
     lim = limits.load(REPO, ASSIGNMENT)
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        process = grader_for(ASSIGNMENT, Course(REPO), cache=Path(tmp) / "reference",
-                             timeout=lim.timeout, test_timeout=lim.test_timeout)  # fmt: skip
+        process = grader_for(
+            ASSIGNMENT, Course(REPO), cache=Path(tmp) / "reference", timeout=lim.timeout, test_timeout=lim.test_timeout
+        )
         print(f"reference results (once, cached): {time.perf_counter() - start:.1f} s")
         graders = {"process": process}
         try:
@@ -63,8 +64,10 @@ def main() -> None:
                 report = grader.grade("reference", notebook)
                 times.append(time.perf_counter() - start)
                 assert report.score == report.max_score, report.message
-            print(f"{name} sandbox: one submission in three layouts: {statistics.median(times):.1f} s "
-                  f"(median of {args.repeats}; score {report.score:g}/{report.max_score:g})")  # fmt: skip
+            print(
+                f"{name} sandbox: one submission in three layouts: {statistics.median(times):.1f} s "
+                f"(median of {args.repeats}; score {report.score:g}/{report.max_score:g})"
+            )
 
 
 if __name__ == "__main__":

@@ -44,8 +44,11 @@ def artifacts(grader, student: int) -> list[tuple[bytes, dict]]:
     """Student ``student``'s exported program for every shard_map case, with its signature."""
     namespace: dict = {}
     exec("import jax, jax.numpy as jnp, numpy as np\n" + "\n".join(own_program(student).values()), namespace)
-    return [(shard_map.export(namespace[p.sig["function"]], p.sig), p.sig) for p in grader.tests
-            if p.sig["kind"] == "shard_map"]  # fmt: skip
+    return [
+        (shard_map.export(namespace[p.sig["function"]], p.sig), p.sig)
+        for p in grader.tests
+        if p.sig["kind"] == "shard_map"
+    ]
 
 
 def compile_once(data: bytes, sig: dict, options: dict) -> tuple[float, str]:
@@ -88,8 +91,10 @@ def main() -> None:
     n = len(programs[0])
     print(f"{args.students} submissions x {n} programs of {ASSIGNMENT}, one process, {os.cpu_count()} cores")
     for name in SETTINGS:
-        print(f"  {name:8s} compile: median {statistics.median(times[name]) * 1000:6.1f} ms per program, "
-              f"{statistics.median(per_submission[name]):.2f} s per submission")  # fmt: skip
+        print(
+            f"  {name:8s} compile: median {statistics.median(times[name]) * 1000:6.1f} ms per program, "
+            f"{statistics.median(per_submission[name]):.2f} s per submission"
+        )
     ratio = statistics.median(per_submission["default"]) / statistics.median(per_submission["quick"])
     print(f"  quick compiles {ratio:.2f}x faster; censuses that differ: {differ} of {n * args.students}")
 

@@ -29,8 +29,14 @@ MAX_LINES = 400
 def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     """import-linter with the project's contracts, on the package found under ``root``."""
     lint = Path(sys.executable).parent / "lint-imports"
-    return subprocess.run([str(lint), "--config", str(REPO / "pyproject.toml")], cwd=root, capture_output=True,
-                          text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [str(lint), "--config", str(REPO / "pyproject.toml")],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
 
 
 def test_the_import_contracts_hold():
@@ -99,8 +105,9 @@ def _in_staged_package(tmp_path: Path, code: str) -> subprocess.CompletedProcess
     """``code`` run against the staged untrusted side as the local sandbox runs it: -S, so that
     this checkout's editable install, which would find the rest, is not loaded."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": untrusted_pythonpath(), "PYTHONSAFEPATH": "1", "HOME": str(tmp_path)}
-    return subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-S", "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def _autograder_imports(notebook: Path) -> list[str]:

@@ -13,8 +13,14 @@ from .helpers.course import ASSIGNMENT
 
 
 def test_the_reference_passes_every_visible_check():
-    for name in ("local_shape", "ring_all_gather", "ring_reduce_scatter", "ring_all_reduce",
-                 "sharded_layernorm", "fold_rng_over_axis"):  # fmt: skip
+    for name in (
+        "local_shape",
+        "ring_all_gather",
+        "ring_reduce_scatter",
+        "ring_all_reduce",
+        "sharded_layernorm",
+        "fold_rng_over_axis",
+    ):
         result = check(getattr(reference, name))
         assert result.passed and result.failures() == {}, result
         assert result.score == result.max_score == get(ASSIGNMENT).task(name).max_score - _hidden_points(name)

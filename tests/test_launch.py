@@ -59,8 +59,22 @@ SCRIPT = """
 def _cli(tmp_path, *args):
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(SCRIPT))
-    argv = [sys.executable, "-m", "autograder.cli", "launch", "-n", "2", "-d", "3", "--timeout", "120", "--",
-            "python", str(script), *args]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "autograder.cli",
+        "launch",
+        "-n",
+        "2",
+        "-d",
+        "3",
+        "--timeout",
+        "120",
+        "--",
+        "python",
+        str(script),
+        *args,
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=300)
 
 

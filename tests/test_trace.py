@@ -49,8 +49,13 @@ def test_census_flags_loops_of_unknown_length():
 
 def _compiled(fn, shape=(16, 3), mesh="8:i", axis="i"):
     names = mesh.partition(":")[2].split(",")
-    sig = {"mesh": mesh, "axis": axis, "kwargs": {}, "out_spec": None,
-           "inputs": [{"shape": list(shape), "dtype": "float32", "spec": [names]}]}  # fmt: skip
+    sig = {
+        "mesh": mesh,
+        "axis": axis,
+        "kwargs": {},
+        "out_spec": None,
+        "inputs": [{"shape": list(shape), "dtype": "float32", "spec": [names]}],
+    }
     wrapped, structs, _ = build(fn, sig)
     lowered = wrapped.lower(*structs)
     return lowered.as_text(), lowered.compile().as_text()
@@ -108,8 +113,13 @@ def test_a_tuple_psum_counts_every_member():
 
 def test_group_sizes_in_every_spelling_xla_uses():
     ar = "%s = f32[12]{0} all-reduce(%a), channel_id=3, replica_groups=GROUPS, to_apply=%add"
-    cases = {"{{0,1,2,3},{4,5,6,7}}": 4, "[4,2]<=[2,4]T(1,0)": 2, "mesh['axis_0'=2,'axis_1'=4] {'axis_1'}": 4,
-             "mesh['x'=2,'y'=4] {'x'}": 2, "mesh['x'=2,'y'=4] {'x','y'}": 8}  # fmt: skip
+    cases = {
+        "{{0,1,2,3},{4,5,6,7}}": 4,
+        "[4,2]<=[2,4]T(1,0)": 2,
+        "mesh['axis_0'=2,'axis_1'=4] {'axis_1'}": 4,
+        "mesh['x'=2,'y'=4] {'x'}": 2,
+        "mesh['x'=2,'y'=4] {'x','y'}": 8,
+    }
     for groups, n in cases.items():
         hlo = LOOP_HLO.replace(LOOP_HLO.splitlines()[-2], "  ROOT " + ar.replace("GROUPS", groups))
         census = hlo_census(hlo)
@@ -179,8 +189,12 @@ def test_matmul_waits_follow_the_blocks_through_calls(gather_first, helper, wait
     mesh = jax.make_mesh((4,), ("i",), devices=jax.devices()[:4])
     a = jax.ShapeDtypeStruct((16, 8), jnp.float32, sharding=jax.NamedSharding(mesh, jax.P("i")))
     b = jax.ShapeDtypeStruct((8, 12), jnp.float32, sharding=jax.NamedSharding(mesh, jax.P(None, "i")))
-    program = jax.shard_map(_ring_matmul(gather_first, helper), mesh=mesh, in_specs=(jax.P("i"), jax.P(None, "i")),
-                            out_specs=jax.P(None, "i"))  # fmt: skip
+    program = jax.shard_map(
+        _ring_matmul(gather_first, helper),
+        mesh=mesh,
+        in_specs=(jax.P("i"), jax.P(None, "i")),
+        out_specs=jax.P(None, "i"),
+    )
     got = matmul_waits(jax.jit(program).lower(a, b).as_text())
     assert got == waits
     assert bool(overlap_problem(got, 4)) == gather_first

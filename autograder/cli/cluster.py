@@ -15,8 +15,12 @@ def register(sub: Subparsers) -> None:
     up = actions.add_parser("up", help="configure and start munge, slurmctld and slurmd on localhost (idempotent)")
     down = actions.add_parser("down", help="cancel its jobs and stop the daemons; the files stay")
     for action in (up, down):
-        action.add_argument("--state", type=Path, default=cluster.STATE,
-                            help="where config, key, logs and pid files live (default %(default)s)")  # fmt: skip
+        action.add_argument(
+            "--state",
+            type=Path,
+            default=cluster.STATE,
+            help="where config, key, logs and pid files live (default %(default)s)",
+        )
     parser.set_defaults(run=run)
 
 

@@ -17,9 +17,12 @@ def register(sub: Subparsers) -> None:
     p.add_argument("assignment")
     p.add_argument("--class", dest="class_dir", type=Path, help="the class directory (its exchange and submitted/)")
     p.add_argument("--zip", type=Path, help="an LMS's 'download all submissions' archive instead of the exchange")
-    p.add_argument("--pattern", default="canvas",
-                   help=f"how the archive names files: {', '.join(collect.LMS_PATTERNS)}, or a regular expression "
-                   "with (?P<student>...) and (?P<file>...) (default %(default)s)")  # fmt: skip
+    p.add_argument(
+        "--pattern",
+        default="canvas",
+        help=f"how the archive names files: {', '.join(collect.LMS_PATTERNS)}, or a regular expression "
+        "with (?P<student>...) and (?P<file>...) (default %(default)s)",
+    )
     p.set_defaults(run=run)
 
 

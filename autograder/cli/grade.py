@@ -21,24 +21,42 @@ def register(sub: Subparsers) -> None:
     grade.add_argument("assignment")
     grade.add_argument("--submissions", type=Path, help="nbgrader submitted/ layout (default: the course's)")
     grade.add_argument("--out", type=Path, help="where grades.csv and per-student results go")
-    grade.add_argument("--jobs", type=positive, default=default(classroom.grade_class, "jobs"),
-                       help="submissions graded at once (default: the cores over each sandbox's CPU quota)")  # fmt: skip
-    grade.add_argument("--sandbox", choices=(*classroom.SANDBOXES, "service"),
-                       default=os.environ.get(environment.SANDBOX) or default(classroom.grade_class, "sandbox"),
-                       help="docker (default): a locked-down container per submission, or an error where no "
-                       "engine answers; process: a local process that isolates nothing, for development; "
-                       "service: the class's grading service and its workers (--class; an instructor's server "
-                       "on a hub, which holds no engine, uses it by default)")  # fmt: skip
-    grade.add_argument("--image", default=default(classroom.grade_class, "image"),
-                       help="the sandbox's image (default %(default)s, built when missing)")  # fmt: skip
+    grade.add_argument(
+        "--jobs",
+        type=positive,
+        default=default(classroom.grade_class, "jobs"),
+        help="submissions graded at once (default: the cores over each sandbox's CPU quota)",
+    )
+    grade.add_argument(
+        "--sandbox",
+        choices=(*classroom.SANDBOXES, "service"),
+        default=os.environ.get(environment.SANDBOX) or default(classroom.grade_class, "sandbox"),
+        help="docker (default): a locked-down container per submission, or an error where no "
+        "engine answers; process: a local process that isolates nothing, for development; "
+        "service: the class's grading service and its workers (--class; an instructor's server "
+        "on a hub, which holds no engine, uses it by default)",
+    )
+    grade.add_argument(
+        "--image",
+        default=default(classroom.grade_class, "image"),
+        help="the sandbox's image (default %(default)s, built when missing)",
+    )
     grade.add_argument("--force", action="store_true", help="grade again what an earlier run already graded")
-    grade.add_argument("--class", dest="class_dir", type=Path,
-                       help="grade a class: its submitted/, graded/ and gradebook (jaxcourse collect --class first)")  # fmt: skip
-    grade.add_argument("--broker", type=broker_url,
-                       help="grade on the queue's workers (redis://:PASSWORD@HOST:6379/0) instead of here")  # fmt: skip
+    grade.add_argument(
+        "--class",
+        dest="class_dir",
+        type=Path,
+        help="grade a class: its submitted/, graded/ and gradebook (jaxcourse collect --class first)",
+    )
+    grade.add_argument(
+        "--broker", type=broker_url, help="grade on the queue's workers (redis://:PASSWORD@HOST:6379/0) instead of here"
+    )
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
-    grade.add_argument("--profile", action="store_true",
-                       help="print where the time went: each phase's median over the submissions graded")  # fmt: skip
+    grade.add_argument(
+        "--profile",
+        action="store_true",
+        help="print where the time went: each phase's median over the submissions graded",
+    )
     grade.set_defaults(run=run)
 
 
@@ -55,9 +73,18 @@ def run(args: argparse.Namespace) -> int:
             )
         queue = through_service(course)
     result = classroom.grade_class(
-        args.assignment, course, args.submissions, args.out, args.jobs, not args.quiet,
-        args.sandbox, args.image, args.force, say=_say, queue=queue,
-    )  # fmt: skip
+        args.assignment,
+        course,
+        args.submissions,
+        args.out,
+        args.jobs,
+        not args.quiet,
+        args.sandbox,
+        args.image,
+        args.force,
+        say=_say,
+        queue=queue,
+    )
     print(classroom.summary(result))
     if args.profile:
         print(classroom.profile(result))

@@ -8,7 +8,7 @@ from pathlib import Path
 from ..core.course import Course
 from ..delivery.classdir import ClassDir
 from ..engine import images
-from ..hub import deploy, swarm_class
+from ..hub import deploy, swarm_class, teardown
 from .args import Subparsers, default, port
 
 DEFAULT_CLASS = Path("class")  # under the course checkout
@@ -19,25 +19,40 @@ def register(sub: Subparsers) -> None:
     actions = hub.add_subparsers(dest="action", required=True)
     up = actions.add_parser("up", help="start the class (again); what runs is left running")
     up.add_argument("--roster", type=Path, help="CSV username,role[,password] (needed the first time)")
-    up.add_argument("--variant", choices=("cpu", "cuda"), default=default(deploy.Deployment, "variant"),
-                    help="the students' image (default %(default)s)")  # fmt: skip
-    up.add_argument("--port", type=port, default=default(deploy.Deployment, "port"),
-                    help="the proxy's port (default %(default)s)")  # fmt: skip
-    up.add_argument("--host", default=default(deploy.Deployment, "host"),
-                    help="the address the proxy is published on (default %(default)s: this machine only; any "
-                    "other needs --tls-cert and --tls-key)")  # fmt: skip
+    up.add_argument(
+        "--variant",
+        choices=("cpu", "cuda"),
+        default=default(deploy.Deployment, "variant"),
+        help="the students' image (default %(default)s)",
+    )
+    up.add_argument(
+        "--port", type=port, default=default(deploy.Deployment, "port"), help="the proxy's port (default %(default)s)"
+    )
+    up.add_argument(
+        "--host",
+        default=default(deploy.Deployment, "host"),
+        help="the address the proxy is published on (default %(default)s: this machine only; any "
+        "other needs --tls-cert and --tls-key)",
+    )
     up.add_argument("--tls-cert", type=Path, help="a PEM certificate for the name students use: the proxy speaks HTTPS")
     up.add_argument("--tls-key", type=Path, help="the certificate's PEM key")
-    up.add_argument("--domain", help="the name students type (default jaxcourse.localhost, on this machine): each user's "
-                    "server is at <user>.NAME, an origin of its own, so *.NAME must reach this machine")  # fmt: skip
-    up.add_argument("--swarm", action="store_true",
-                    help="run the class across the Docker Swarm this engine manages: students' servers on the nodes "
-                    "labelled jaxcourse.lab=yes, grading workers on those labelled jaxcourse.grade=yes (docs/swarm.md: a "
-                    "class on several machines)")  # fmt: skip
+    up.add_argument(
+        "--domain",
+        help="the name students type (default jaxcourse.localhost, on this machine): each user's "
+        "server is at <user>.NAME, an origin of its own, so *.NAME must reach this machine",
+    )
+    up.add_argument(
+        "--swarm",
+        action="store_true",
+        help="run the class across the Docker Swarm this engine manages: students' servers on the nodes "
+        "labelled jaxcourse.lab=yes, grading workers on those labelled jaxcourse.grade=yes (docs/swarm.md: a "
+        "class on several machines)",
+    )
     down = actions.add_parser("down", help="stop the class; its state stays in the class directory")
     for action in (up, down):
-        action.add_argument("--class", dest="class_dir", type=Path,
-                            help="the class directory (default: class/ in the course checkout)")  # fmt: skip
+        action.add_argument(
+            "--class", dest="class_dir", type=Path, help="the class directory (default: class/ in the course checkout)"
+        )
     hub.set_defaults(run=run)
 
 
@@ -50,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     checkout = Course.find()
     classdir = class_dir(args, checkout)
     if args.action == "down":
-        deploy.down(deploy.Deployment(classdir, checkout))
+        teardown.down(deploy.Deployment(classdir, checkout))
         return 0
     if args.variant not in images.VARIANTS:
         raise deploy.HubError(f"unknown variant {args.variant}")

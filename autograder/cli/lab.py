@@ -16,8 +16,12 @@ def register(sub: Subparsers) -> None:
         "--variant", choices=images.VARIANTS, default=default(lab.run, "variant"), help="image platform (default cpu)"
     )
     p.add_argument("--port", type=port, default=default(lab.run, "port"), help="port on 127.0.0.1 (default 8888)")
-    p.add_argument("--work", type=Path, default=Path.home() / "jaxcourse-work",
-                   help="your work directory on this machine (default ~/jaxcourse-work)")  # fmt: skip
+    p.add_argument(
+        "--work",
+        type=Path,
+        default=Path.home() / "jaxcourse-work",
+        help="your work directory on this machine (default ~/jaxcourse-work)",
+    )
     p.add_argument("--local", action="store_true", help="serve from the local venv even if Docker is here")
     p.set_defaults(run=run)
 

@@ -20,16 +20,28 @@ class LaunchUsage(JaxcourseError):
 
 def register(sub: Subparsers) -> None:
     run_ = sub.add_parser("launch", help="run a command in N processes x M simulated devices (jax.distributed)")
-    run_.add_argument("--via", choices=VIAS, default=default(launch, "via"),
-                      help="who starts the processes: the course's launcher, srun or mpirun (default %(default)s)")  # fmt: skip
+    run_.add_argument(
+        "--via",
+        choices=VIAS,
+        default=default(launch, "via"),
+        help="who starts the processes: the course's launcher, srun or mpirun (default %(default)s)",
+    )
     run_.add_argument("-n", "--processes", type=positive, default=default(launch, "num_processes"))
-    run_.add_argument("-d", "--devices", type=positive, default=default(launch, "devices_per_process"),
-                      help="simulated CPU devices per process")  # fmt: skip
+    run_.add_argument(
+        "-d",
+        "--devices",
+        type=positive,
+        default=default(launch, "devices_per_process"),
+        help="simulated CPU devices per process",
+    )
     run_.add_argument(
         "--timeout", type=float, default=default(launch, "timeout"), help="seconds before a hang is reported"
     )
-    run_.add_argument("--batch", action="store_true",
-                      help="with --via slurm: submit with sbatch, print the job id and the output file, and return")  # fmt: skip
+    run_.add_argument(
+        "--batch",
+        action="store_true",
+        help="with --via slurm: submit with sbatch, print the job id and the output file, and return",
+    )
     run_.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command, e.g. -- python train.py")
     run_.set_defaults(run=run)
 
@@ -42,8 +54,10 @@ def run(args: argparse.Namespace) -> int:
         if args.via != "slurm":
             raise LaunchUsage("--batch submits to Slurm's queue: use it with --via slurm")
         job = submit_batch(command_for(command), args.processes, args.devices, Path.cwd())
-        print(f"submitted batch job {job.job_id}; its output goes to {job.output} (squeue -j {job.job_id}; "
-              f"scancel {job.job_id} stops it)")  # fmt: skip
+        print(
+            f"submitted batch job {job.job_id}; its output goes to {job.output} (squeue -j {job.job_id}; "
+            f"scancel {job.job_id} stops it)"
+        )
         return 0
     try:
         run_processes(command_for(command), args.processes, args.devices, args.timeout, via=args.via)

@@ -14,8 +14,12 @@ from .args import Subparsers
 def register(sub: Subparsers) -> None:
     rel = sub.add_parser("release", help="generate the student version of assignments with nbgrader")
     rel.add_argument("assignment", nargs="?", help="default: every assignment under source/")
-    rel.add_argument("--class", dest="class_dir", type=Path,
-                     help="also release to this class: its gradebook and its exchange, where students fetch it")  # fmt: skip
+    rel.add_argument(
+        "--class",
+        dest="class_dir",
+        type=Path,
+        help="also release to this class: its gradebook and its exchange, where students fetch it",
+    )
     rel.set_defaults(run=run)
 
 

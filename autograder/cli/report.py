@@ -19,8 +19,12 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("report", help="the class at a glance: scores, parts, why points were lost")
     p.add_argument("assignment")
     p.add_argument("--out", type=Path, help="where jaxcourse grade wrote the results (default: the course's)")
-    p.add_argument("--class", dest="class_dir", type=Path,
-                   help="a hub's class directory: its graded/ folder, and submissions over time from its exchange")  # fmt: skip
+    p.add_argument(
+        "--class",
+        dest="class_dir",
+        type=Path,
+        help="a hub's class directory: its graded/ folder, and submissions over time from its exchange",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of writing the page")
     p.set_defaults(run=run)
 

@@ -26,10 +26,18 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--out", type=Path, help="where jaxcourse grade wrote the results (default: the course's)")
     p.add_argument("--submissions", type=Path, help="the notebooks, to show each pair's cells (default: the course's)")
     p.add_argument("--class", dest="class_dir", type=Path, help="a class directory (its graded/ and submitted/)")
-    p.add_argument("--threshold", type=share, default=similarity.THRESHOLD,
-                   help="the share of a program two students must have in common (default %(default)s)")  # fmt: skip
-    p.add_argument("--text-threshold", type=share, default=source_similarity.THRESHOLD,
-                   help="the share of one student's cell found in the other's (default %(default)s)")  # fmt: skip
+    p.add_argument(
+        "--threshold",
+        type=share,
+        default=similarity.THRESHOLD,
+        help="the share of a program two students must have in common (default %(default)s)",
+    )
+    p.add_argument(
+        "--text-threshold",
+        type=share,
+        default=source_similarity.THRESHOLD,
+        help="the share of one student's cell found in the other's (default %(default)s)",
+    )
     p.add_argument("--json", action="store_true", help="print the pairs as JSON instead of writing the page")
     p.set_defaults(run=run)
 
@@ -43,16 +51,28 @@ def run(args: argparse.Namespace) -> int:
     submitted = args.submissions or course.nbgrader_root / "submitted"
     reports = [r for r in read_reports(out, assignment.name).reports if r.status == "graded"]
     functions = [t.name for t in assignment.tasks]
-    cells = {r.student: similarity.solution_cells(submitted / r.student / assignment.name / assignment.notebook,
-                                                  functions) for r in reports}  # fmt: skip
+    cells = {
+        r.student: similarity.solution_cells(submitted / r.student / assignment.name / assignment.notebook, functions)
+        for r in reports
+    }
     reference = similarity.reference_programs(assignment, course)
     pairs = similarity.with_text(
         similarity.similar_pairs(reports, reference, args.threshold),
         source_similarity.alike_cells(cells, _release_text(course, assignment), args.text_threshold),
     )
     if args.json:
-        print(json.dumps([{"students": list(p.students), "alike": [asdict(a) for a in p.alike],
-                           "text": [asdict(t) for t in p.text]} for p in pairs]))  # fmt: skip
+        print(
+            json.dumps(
+                [
+                    {
+                        "students": list(p.students),
+                        "alike": [asdict(a) for a in p.alike],
+                        "text": [asdict(t) for t in p.text],
+                    }
+                    for p in pairs
+                ]
+            )
+        )
         return 0
     page = out / "similar.html"
     write_atomic(page, similarity.to_html(assignment.name, pairs, cells))
@@ -67,7 +87,10 @@ def _release_text(course: Course, assignment: Assignment) -> str:
     class's common passages are still set aside, and one line says so."""
     notebook = course.nbgrader_root / "release" / assignment.name / assignment.notebook
     if not notebook.is_file():
-        print(f"jaxcourse similar: no release at {notebook}; the given text is set aside only where much of the "
-              f"class shares it (run `jaxcourse release {assignment.name}` to set it all aside)", file=sys.stderr)  # fmt: skip
+        print(
+            f"jaxcourse similar: no release at {notebook}; the given text is set aside only where much of the "
+            f"class shares it (run `jaxcourse release {assignment.name}` to set it all aside)",
+            file=sys.stderr,
+        )
         return ""
     return source_similarity.release_text(notebook)

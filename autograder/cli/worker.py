@@ -18,13 +18,24 @@ from .args import Subparsers, broker_url, positive
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("worker", help="grade submissions from a queue (Celery on Redis) on this host")
-    p.add_argument("--broker", type=broker_url, default=os.environ.get(environment.BROKER),
-                   help=f"redis://:PASSWORD@HOST:6379/0 (default: ${environment.BROKER}, which keeps the password out of `ps`)")  # fmt: skip
-    p.add_argument("--concurrency", type=positive,
-                   help="submissions graded at once (default: the cores over each sandbox's CPU quota)")  # fmt: skip
+    p.add_argument(
+        "--broker",
+        type=broker_url,
+        default=os.environ.get(environment.BROKER),
+        help=f"redis://:PASSWORD@HOST:6379/0 (default: ${environment.BROKER}, which keeps the password out of `ps`)",
+    )
+    p.add_argument(
+        "--concurrency",
+        type=positive,
+        help="submissions graded at once (default: the cores over each sandbox's CPU quota)",
+    )
     p.add_argument("--course", type=Path, help="the course checkout with its solutions (default: found from here)")
-    p.add_argument("--sandbox", choices=("docker", "process"), default="docker",
-                   help="docker (default): a locked-down container per submission")  # fmt: skip
+    p.add_argument(
+        "--sandbox",
+        choices=("docker", "process"),
+        default="docker",
+        help="docker (default): a locked-down container per submission",
+    )
     p.add_argument("--image", default=classroom.DEFAULT_IMAGE, help="the sandbox's image (default %(default)s)")
     p.add_argument("--cache", type=Path, help="reference results and compiled programs (default: under $TMPDIR)")
     p.set_defaults(run=run)

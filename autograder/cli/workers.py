@@ -17,8 +17,9 @@ def register(sub: Subparsers) -> None:
     actions = workers.add_subparsers(dest="action", required=True)
     scale = actions.add_parser("scale", help="run N workers, on the nodes labelled jaxcourse.grade=yes")
     scale.add_argument("replicas", type=int, metavar="N", help="how many workers (0 stops them all)")
-    scale.add_argument("--class", dest="class_dir", type=Path,
-                       help="the class directory (default: class/ in the course checkout)")  # fmt: skip
+    scale.add_argument(
+        "--class", dest="class_dir", type=Path, help="the class directory (default: class/ in the course checkout)"
+    )
     workers.set_defaults(run=run)
 
 

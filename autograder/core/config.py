@@ -83,9 +83,14 @@ S = TypeVar("S", bound="DataclassInstance")  # a frozen dataclass of defaults
 
 
 def load(
-    defaults: S, rules: Mapping[str, Rule], root: Path, table: str, assignment: str = "",
-    error: type[JaxcourseError] = ConfigError, key: str = "key",
-) -> S:  # fmt: skip
+    defaults: S,
+    rules: Mapping[str, Rule],
+    root: Path,
+    table: str,
+    assignment: str = "",
+    error: type[JaxcourseError] = ConfigError,
+    key: str = "key",
+) -> S:
     """``defaults`` with ``[table]`` and ``[assignments.<assignment>.table]`` laid over them, each
     value held to its key's rule; ``error`` names the first that is not known (a ``key``) or not
     what its rule asks."""

@@ -26,8 +26,21 @@ _STABLEHLO_RE = re.compile(_STABLEHLO_OPS)
 # An op's function type follows it, after any attributes and reduction region:
 # `... }) : (tensor<4x2xbf16>) -> tensor<...>`; attributes are typed too, but never parenthesised.
 _STABLEHLO_TYPED_RE = re.compile(_STABLEHLO_OPS + r".*?:\s*\(tensor<(?:[\d?]+x)*(\w+)>", re.S)
-_MLIR_ITEMSIZE = {"i1": 1, "i8": 1, "ui8": 1, "i16": 2, "ui16": 2, "f16": 2, "bf16": 2, "i32": 4, "ui32": 4,
-                  "f32": 4, "i64": 8, "ui64": 8, "f64": 8}  # fmt: skip
+_MLIR_ITEMSIZE = {
+    "i1": 1,
+    "i8": 1,
+    "ui8": 1,
+    "i16": 2,
+    "ui16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "i32": 4,
+    "ui32": 4,
+    "f32": 4,
+    "i64": 8,
+    "ui64": 8,
+    "f64": 8,
+}
 # A custom call's target, in each way MLIR prints one: `custom_call @name(`, `custom_call
 # @"any text"(` (a name MLIR must quote) and the generic `call_target_name = "..."`.
 _CUSTOM_CALL_RE = re.compile(

@@ -9,9 +9,22 @@ from dataclasses import dataclass
 from math import prod
 
 ITEMSIZE = {
-    "pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4,
-    "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16,
-}  # fmt: skip
+    "pred": 1,
+    "s8": 1,
+    "u8": 1,
+    "s16": 2,
+    "u16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "s32": 4,
+    "u32": 4,
+    "f32": 4,
+    "s64": 8,
+    "u64": 8,
+    "f64": 8,
+    "c64": 8,
+    "c128": 16,
+}
 ARRAY_RE = re.compile(r"\b(" + "|".join(ITEMSIZE) + r")\[([\d,]*)\]")
 # A computation's header: ``ENTRY %main (a: f32[8]) -> f32[8] {`` as XLA prints one; XLA's own
 # tests also write ``ENTRY main {`` and ``add {`` (no signature) and indent them.

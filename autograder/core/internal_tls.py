@@ -27,8 +27,10 @@ def client_context(url: str) -> ssl.SSLContext | None:
         return None
     missing = [name for name in (KEY, CERT, TRUST) if not os.environ.get(name)]
     if missing:
-        raise InternalTLSError(f"{url} speaks TLS but this process holds no certificate from the class hub "
-                               f"({', '.join(missing)} unset): run it in a server the hub started")  # fmt: skip
+        raise InternalTLSError(
+            f"{url} speaks TLS but this process holds no certificate from the class hub "
+            f"({', '.join(missing)} unset): run it in a server the hub started"
+        )
     context = ssl.create_default_context(cafile=os.environ[TRUST])
     context.load_cert_chain(os.environ[CERT], os.environ[KEY])
     return context

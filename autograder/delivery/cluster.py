@@ -143,8 +143,11 @@ def _node() -> str:
     """This machine's CPUs, topology and memory as slurmd measures them, less its host name."""
     done = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, timeout=30)
     fields = done.stdout.splitlines()[0].split() if done.returncode == 0 and done.stdout else []
-    kept = [f for f in fields if f.split("=")[0] in ("CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket",
-                                                      "ThreadsPerCore", "RealMemory")]  # fmt: skip
+    kept = [
+        f
+        for f in fields
+        if f.split("=")[0] in ("CPUs", "Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore", "RealMemory")
+    ]
     if not kept:
         raise ClusterError(f"slurmd -C did not describe this machine: {done.stderr.strip() or done.stdout.strip()}")
     return " ".join(kept)
@@ -154,8 +157,17 @@ def _start_munge(cluster: Cluster) -> None:
     key = cluster.state / "munge.key"
     if not key.exists():  # the course's own key: Debian's belongs to the munge user, not root
         _check(["mungekey", "--create", f"--keyfile={key}"], "mungekey")
-    _check(["munged", f"--socket={cluster.socket}", f"--key-file={key}", f"--pid-file={cluster.pid_file('munged')}",
-            f"--log-file={cluster.log('munged')}", f"--seed-file={cluster.state / 'munged.seed'}"], "munged")  # fmt: skip
+    _check(
+        [
+            "munged",
+            f"--socket={cluster.socket}",
+            f"--key-file={key}",
+            f"--pid-file={cluster.pid_file('munged')}",
+            f"--log-file={cluster.log('munged')}",
+            f"--seed-file={cluster.state / 'munged.seed'}",
+        ],
+        "munged",
+    )
 
 
 def _start(cluster: Cluster, argv: list[str], env: dict[str, str]) -> None:
@@ -172,8 +184,9 @@ def _check(argv: list[str], daemon: str, env: dict[str, str] | None = None) -> N
 
 
 def _answers() -> bool:
-    done = subprocess.run(["sinfo", "--noheader", "--responding", "--format=%a %t"], capture_output=True, text=True,
-                          timeout=30)  # fmt: skip
+    done = subprocess.run(
+        ["sinfo", "--noheader", "--responding", "--format=%a %t"], capture_output=True, text=True, timeout=30
+    )
     return done.returncode == 0 and done.stdout.split()[:1] == ["up"]
 
 

@@ -61,8 +61,11 @@ class SeedReport:
         if self.updated:
             parts.append(f"{len(self.updated)} updated")
         if self.kept:
-            parts.append(f"{len(self.kept)} kept as you changed them ({', '.join(self.kept[:5])}"
-                         + (", ..." if len(self.kept) > 5 else "") + ")")  # fmt: skip
+            parts.append(
+                f"{len(self.kept)} kept as you changed them ({', '.join(self.kept[:5])}"
+                + (", ..." if len(self.kept) > 5 else "")
+                + ")"
+            )
         return "jaxcourse: course files: " + ("; ".join(parts) if parts else "up to date")
 
 
@@ -167,8 +170,11 @@ def container_options(variant: str, work: Path, port: int, token: str) -> dict[s
     }
     if variant == "tpu":
         # Google's TPU VM recipe: the TPU chips and their runtime need the host's devices and network.
-        options |= {"privileged": True, "network_mode": "host",
-                    "command": ["jupyter", "lab", "--ip=127.0.0.1", "--no-browser"]}  # fmt: skip
+        options |= {
+            "privileged": True,
+            "network_mode": "host",
+            "command": ["jupyter", "lab", "--ip=127.0.0.1", "--no-browser"],
+        }
         options["environment"]["JUPYTER_PORT"] = str(port)
     else:
         options["ports"] = {"8888/tcp": ("127.0.0.1", port)}
@@ -188,8 +194,10 @@ def start_container(client: DockerClient, options: dict[str, Any], say: Say = _s
     if old is not None:
         if old.status == "running":
             port = options["name"].rsplit("-", 1)[-1]
-            raise LabError(f"a lab already runs on port {port} (container {old.name}): "
-                           f"stop it with `docker stop {old.name}` or use --port")  # fmt: skip
+            raise LabError(
+                f"a lab already runs on port {port} (container {old.name}): "
+                f"stop it with `docker stop {old.name}` or use --port"
+            )
         old.remove(force=True)
     try:
         return client.containers.run(**options)
@@ -222,8 +230,7 @@ def wait_healthy(container: Container, timeout: float = READY_TIMEOUT_S) -> floa
         raise LabError(f"the lab container {err}; see `docker logs {container.name}`") from None
 
 
-def serve_docker(client: DockerClient, variant: str, work: Path, port: int, token: str,
-                 created: bool) -> int:  # fmt: skip
+def serve_docker(client: DockerClient, variant: str, work: Path, port: int, token: str, created: bool) -> int:
     images.ensure(variant, client, _say)
     if os.getuid() == 0 and created:
         os.chown(work, *JOVYAN)  # a root host user: the container's jovyan must write here
@@ -298,20 +305,36 @@ def serve_local(work: Path, port: int, token: str) -> int:
     report = prepare_local(work, repo)
     _say(report.summary())
     log_path = work / ".jaxcourse" / "lab.log"
-    argv = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-            "--ServerApp.port_retries=0", f"--ServerApp.root_dir={work}"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={work}",
+    ]
     if os.geteuid() == 0:
         argv.append("--allow-root")  # CI machines and containers; the token still guards it
     with open(log_path, "wb") as log:
         # Its own session: the terminal's Ctrl-C reaches us alone, and we stop Jupyter without its prompt.
-        proc = subprocess.Popen(argv, env=local_env(work, token, repo), cwd=work, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            argv,
+            env=local_env(work, token, repo),
+            cwd=work,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     ready = False
     try:
         _wait_local(proc, port, log_path)
         ready = True
-        _say(f"jaxcourse: JupyterLab (local venv, {local_env(work, token, repo)['JAX_NUM_CPU_DEVICES']} "
-             f"simulated CPU devices) is ready; your work is in {work}")  # fmt: skip
+        _say(
+            f"jaxcourse: JupyterLab (local venv, {local_env(work, token, repo)['JAX_NUM_CPU_DEVICES']} "
+            f"simulated CPU devices) is ready; your work is in {work}"
+        )
         _say(f"    {_url(port, token)}")
         _say(f"jaxcourse: Ctrl-C stops it; its log is {log_path}")
         return proc.wait()

@@ -45,8 +45,15 @@ def release(course: Course, assignment: str | None = None, ship: bool = True) ->
 
 
 def _generate(course: Course, name: str) -> None:
-    argv = [sys.executable, "-m", "nbgrader", "generate_assignment", name, "--force",
-            f"--CourseDirectory.root={course.nbgrader_root}"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "nbgrader",
+        "generate_assignment",
+        name,
+        "--force",
+        f"--CourseDirectory.root={course.nbgrader_root}",
+    ]
     done = subprocess.run(argv, cwd=course.nbgrader_root, capture_output=True, text=True, env=tool_env())
     if done.returncode != 0:
         raise ReleaseError(f"nbgrader generate_assignment {name} failed:\n{done.stderr[-2000:]}")

@@ -111,10 +111,12 @@ def lock_sha256(repo: Path, variant: str) -> str:
 def git_revision(repo: Path) -> str:
     """HEAD, with ``-dirty`` when the working tree differs: the label must not claim a clean build."""
     try:
-        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
-                             text=True, check=True).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
-                               text=True, check=True).stdout.strip()  # fmt: skip
+        rev = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return rev + ("-dirty" if dirty else "")
@@ -141,8 +143,11 @@ def context_files(sources: Sources, variant: str) -> dict[str, Path]:
     for path in _files(repo, repo / "autograder"):
         if path.suffix == ".py":
             files[path.relative_to(repo).as_posix()] = path
-    for prefix, root in (("course", sources.course), ("assignments/release", sources.release),
-                         ("assignments/expected", sources.expected)):  # fmt: skip
+    for prefix, root in (
+        ("course", sources.course),
+        ("assignments/release", sources.release),
+        ("assignments/expected", sources.expected),
+    ):
         if root.is_dir():
             for path in _files(root, root):
                 files[f"{prefix}/{path.relative_to(root).as_posix()}"] = path
@@ -176,8 +181,12 @@ def build_context(sources: Sources, variant: str) -> io.BytesIO:
     if leaked:
         raise ImageError(f"refusing to build: solution or hidden-test markers in {', '.join(leaked)}")
     readme = sources.repo / "README.md"
-    entries: dict[str, Path | bytes | None] = {"course": None, "assignments/release": None,
-                                               "assignments/expected": None, **files}  # fmt: skip
+    entries: dict[str, Path | bytes | None] = {
+        "course": None,
+        "assignments/release": None,
+        "assignments/expected": None,
+        **files,
+    }
     entries["README.md"] = readme.read_bytes() if readme.is_file() else b""
     return tar_context(entries)
 
@@ -242,9 +251,16 @@ def choose_base(client: DockerClient, requested: str | None, say: Say) -> str:
     return OFFLINE_BASE
 
 
-def build(variant: str, *, client: DockerClient | None = None, base: str | None = None,
-          sources: Sources | None = None, image_tag: str | None = None,
-          say: Say = print, verbose: bool = False) -> str:  # fmt: skip
+def build(
+    variant: str,
+    *,
+    client: DockerClient | None = None,
+    base: str | None = None,
+    sources: Sources | None = None,
+    image_tag: str | None = None,
+    say: Say = print,
+    verbose: bool = False,
+) -> str:
     """Build ``jaxcourse:<variant>`` (or ``image_tag``); returns the image id."""
     if variant not in VARIANTS:
         raise ImageError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
@@ -266,8 +282,15 @@ def build(variant: str, *, client: DockerClient | None = None, base: str | None 
     return build_image(client, image_tag or tag(variant), context, "docker/Dockerfile", buildargs, say, verbose)
 
 
-def build_image(client: DockerClient, name: str, context: io.BytesIO, dockerfile: str,
-                buildargs: dict[str, str], say: Say = print, verbose: bool = False) -> str:  # fmt: skip
+def build_image(
+    client: DockerClient,
+    name: str,
+    context: io.BytesIO,
+    dockerfile: str,
+    buildargs: dict[str, str],
+    say: Say = print,
+    verbose: bool = False,
+) -> str:
     """Build ``name`` from ``context``; the image it replaces is removed. Returns the image id."""
     previous = _image_id(client, name)
     say(f"building {name} ({len(context.getvalue()) // 1024} KiB context)")
@@ -299,15 +322,30 @@ def _remove_superseded(client: DockerClient, image_id: str) -> None:
         pass  # a container still uses it, or another tag does: Docker keeps it, and so do we
 
 
-def _stream_build(client: DockerClient, context: io.BytesIO, name: str, dockerfile: str,
-                  buildargs: dict[str, str], say: Say, verbose: bool) -> str:  # fmt: skip
+def _stream_build(
+    client: DockerClient,
+    context: io.BytesIO,
+    name: str,
+    dockerfile: str,
+    buildargs: dict[str, str],
+    say: Say,
+    verbose: bool,
+) -> str:
     """Run the classic builder through the API: its whole log when verbose, else one line per
     Dockerfile step (a first build takes minutes); the log's tail goes with an error."""
     tail: list[str] = []
     image_id = ""
-    stream = client.api.build(fileobj=context, custom_context=True, dockerfile=dockerfile,
-                              tag=name, buildargs=buildargs, rm=True, forcerm=True, pull=False,
-                              decode=True)  # fmt: skip
+    stream = client.api.build(
+        fileobj=context,
+        custom_context=True,
+        dockerfile=dockerfile,
+        tag=name,
+        buildargs=buildargs,
+        rm=True,
+        forcerm=True,
+        pull=False,
+        decode=True,
+    )
     for chunk in stream:
         if "error" in chunk:
             print("\n".join(tail[-15:]), file=sys.stderr)

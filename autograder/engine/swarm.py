@@ -64,8 +64,13 @@ class Node:
 
     def run(self, *argv: str, stdin: Any = None, timeout: float = 300.0) -> str:
         """``ARGV`` run as root on the node (its stdout); SwarmError with its stderr if it fails."""
-        done = subprocess.run(["docker", "exec", "-i", self.container.id, *argv], stdin=stdin,
-                              capture_output=True, text=stdin is None, timeout=timeout)  # fmt: skip
+        done = subprocess.run(
+            ["docker", "exec", "-i", self.container.id, *argv],
+            stdin=stdin,
+            capture_output=True,
+            text=stdin is None,
+            timeout=timeout,
+        )
         if done.returncode != 0:
             err = done.stderr if isinstance(done.stderr, str) else done.stderr.decode(errors="replace")
             raise SwarmError(f"node {self.name}: {' '.join(argv)} failed: {err.strip()[:300]}")
@@ -121,17 +126,26 @@ def leave(client: DockerClient) -> None:
 
 def node_options(name: str, network: str, binds: dict[str, str]) -> dict[str, Any]:
     """The run options of a node container (see the module's docstring for why each)."""
-    volumes = {f"{name}-engine": {"bind": "/var/lib/docker", "mode": "rw"},
-               "/sys/fs/cgroup": {"bind": "/sys/fs/cgroup", "mode": "rw"}}  # fmt: skip
+    volumes = {
+        f"{name}-engine": {"bind": "/var/lib/docker", "mode": "rw"},
+        "/sys/fs/cgroup": {"bind": "/sys/fs/cgroup", "mode": "rw"},
+    }
     volumes.update({path: {"bind": path, "mode": mode} for path, mode in binds.items()})
     return {
-        "image": NODE_IMAGE, "name": name, "hostname": name, "network": network,
-        "environment": {"JAXCOURSE_NODE": name}, "labels": {NODE_LABEL: name},
-        "cap_add": ["ALL"], "cap_drop": ["SYS_RESOURCE"], "cgroupns": "host",
+        "image": NODE_IMAGE,
+        "name": name,
+        "hostname": name,
+        "network": network,
+        "environment": {"JAXCOURSE_NODE": name},
+        "labels": {NODE_LABEL: name},
+        "cap_add": ["ALL"],
+        "cap_drop": ["SYS_RESOURCE"],
+        "cgroupns": "host",
         "security_opt": ["seccomp=unconfined", "apparmor=unconfined"],
-        "tmpfs": {"/run": "", "/tmp": ""}, "volumes": volumes,
+        "tmpfs": {"/run": "", "/tmp": ""},
+        "volumes": volumes,
         "devices": ["/dev/fuse:/dev/fuse:rwm"],  # sshfs: the class's work folders (hub/homes.py)
-    }  # fmt: skip
+    }
 
 
 def start_node(client: DockerClient, name: str, network: str, join: Join, binds: dict[str, str]) -> Node:

@@ -20,9 +20,12 @@ def to_html(report: ClassReport, more: str = "") -> str:
     """The page; ``more``: sections only a hub's class has (its timeline), already HTML."""
     graded = report.statuses.get("graded", 0)
     first = report.first_look
-    look = (f'<p class="look"><b>Look at first:</b> {escape(first.part)}, {escape(first.kind)}: '
-            f"{first.students} of {graded} graded students. For example: <code>{escape(first.example)}</code></p>"
-            if first else "<p>No part lost points.</p>")  # fmt: skip
+    look = (
+        f'<p class="look"><b>Look at first:</b> {escape(first.part)}, {escape(first.kind)}: '
+        f"{first.students} of {graded} graded students. For example: <code>{escape(first.example)}</code></p>"
+        if first
+        else "<p>No part lost points.</p>"
+    )
     statuses = ", ".join(f"{n} {escape(s)}" for s, n in sorted(report.statuses.items()))
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>{escape(report.assignment)}: the class</title>
 <style>{STYLE}</style></head><body>
@@ -53,14 +56,18 @@ def histogram(scores: list[float], maximum: float) -> str:
     bars = []
     for i, count in enumerate(counts):
         h = height * count / tallest
-        bars.append(f'<rect x="{i * step + 2}" y="{20 + height - h:.1f}" width="{step - 4}" height="{h:.1f}" '
-                    f'fill="#0969da"><title>{count} students</title></rect>'
-                    f'<text x="{i * step + step / 2}" y="{16 + height - h:.1f}" text-anchor="middle" '
-                    f'font-size="11">{count}</text>'
-                    f'<text x="{i * step + step / 2}" y="{height + 36}" text-anchor="middle" font-size="11">'
-                    f"{i * maximum / BINS:g}-{(i + 1) * maximum / BINS:g}</text>")  # fmt: skip
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height + 60}" role="img">'
-            f"<title>students per score band, out of {maximum:g}</title>{''.join(bars)}</svg>")  # fmt: skip
+        bars.append(
+            f'<rect x="{i * step + 2}" y="{20 + height - h:.1f}" width="{step - 4}" height="{h:.1f}" '
+            f'fill="#0969da"><title>{count} students</title></rect>'
+            f'<text x="{i * step + step / 2}" y="{16 + height - h:.1f}" text-anchor="middle" '
+            f'font-size="11">{count}</text>'
+            f'<text x="{i * step + step / 2}" y="{height + 36}" text-anchor="middle" font-size="11">'
+            f"{i * maximum / BINS:g}-{(i + 1) * maximum / BINS:g}</text>"
+        )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height + 60}" role="img">'
+        f"<title>students per score band, out of {maximum:g}</title>{''.join(bars)}</svg>"
+    )
 
 
 def pass_rates(parts: list[PartStats]) -> str:
@@ -68,12 +75,16 @@ def pass_rates(parts: list[PartStats]) -> str:
     rows = []
     for i, part in enumerate(parts):
         y, w = i * (BAR + 6), (WIDTH - LABEL - 50) * part.share_passed
-        rows.append(f'<text x="{LABEL - 6}" y="{y + 13}" text-anchor="end" font-size="12">{escape(part.name)}</text>'
-                    f'<rect x="{LABEL}" y="{y}" width="{w:.1f}" height="{BAR}" fill="#1a7f37"/>'
-                    f'<text x="{LABEL + w + 4:.1f}" y="{y + 13}" font-size="12">{part.share_passed:.0%}</text>')  # fmt: skip
+        rows.append(
+            f'<text x="{LABEL - 6}" y="{y + 13}" text-anchor="end" font-size="12">{escape(part.name)}</text>'
+            f'<rect x="{LABEL}" y="{y}" width="{w:.1f}" height="{BAR}" fill="#1a7f37"/>'
+            f'<text x="{LABEL + w + 4:.1f}" y="{y + 13}" font-size="12">{part.share_passed:.0%}</text>'
+        )
     height = len(parts) * (BAR + 6) + 4
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" role="img">'
-            f"<title>share of students who passed each part</title>{''.join(rows)}</svg>")  # fmt: skip
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" role="img">'
+        f"<title>share of students who passed each part</title>{''.join(rows)}</svg>"
+    )
 
 
 def _parts_table(parts: list[PartStats]) -> str:
@@ -82,9 +93,11 @@ def _parts_table(parts: list[PartStats]) -> str:
         f"<td>{p.mean_score:.2f}</td><td>{'' if p.discrimination is None else f'{p.discrimination:.2f}'}</td></tr>"
         for p in parts
     )
-    return ("<table><tr><th>part</th><th>points</th><th>passed</th><th>mean</th>"
-            f'<th title="correlation of the part\'s score with the rest of the assignment">discrimination</th></tr>'
-            f"{rows}</table>")  # fmt: skip
+    return (
+        "<table><tr><th>part</th><th>points</th><th>passed</th><th>mean</th>"
+        f'<th title="correlation of the part\'s score with the rest of the assignment">discrimination</th></tr>'
+        f"{rows}</table>"
+    )
 
 
 def _reasons_table(reasons: list[Reason], first: str) -> str:

@@ -74,12 +74,16 @@ def _report(grader: Grader, submission: Submission, future: Future[Report]) -> R
     except Exception as err:
         print(f"jaxcourse: the grader failed on {submission.student}'s submission:", file=sys.stderr)
         traceback.print_exception(err, file=sys.stderr)
-        return grader.failed(submission.student, "error", f"the grader failed on this submission ({type(err).__name__});"
-                             " your instructor has its details")  # fmt: skip
+        return grader.failed(
+            submission.student,
+            "error",
+            f"the grader failed on this submission ({type(err).__name__}); your instructor has its details",
+        )
 
 
-def open_sandbox(kind: str = "docker", image: str = DEFAULT_IMAGE, lim: limits.Limits | None = None,
-                 say: Say = print, warm: int = 0) -> Sandbox:  # fmt: skip
+def open_sandbox(
+    kind: str = "docker", image: str = DEFAULT_IMAGE, lim: limits.Limits | None = None, say: Say = print, warm: int = 0
+) -> Sandbox:
     """The Docker sandbox (``warm`` containers started ahead), or a one-line error where no
     engine or image serves it: grading fails closed. The process sandbox, which isolates
     nothing, only when asked for by name, loudly."""

@@ -168,9 +168,18 @@ class DockerSandbox:
         may have locked (a folder of mode 0 that the grader's user cannot open)."""
         path.chmod(0o777)  # the grader's own folder: the container's user may now remove its entries
         script = "chmod -R u+rwX /scratch 2>/dev/null; rm -rf /scratch/* /scratch/.[!.]* /scratch/..?*"
-        with running(self.client, image=self.image, entrypoint=["sh", "-c", script], command=[], user="1000:100",
-                     volumes=[f"{path}:/scratch:rw"], network_mode="none", cap_drop=["ALL"],
-                     security_opt=["no-new-privileges"], labels={LABEL: self.owner}) as container:  # fmt: skip
+        with running(
+            self.client,
+            image=self.image,
+            entrypoint=["sh", "-c", script],
+            command=[],
+            user="1000:100",
+            volumes=[f"{path}:/scratch:rw"],
+            network_mode="none",
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            labels={LABEL: self.owner},
+        ) as container:
             container.wait(timeout=120)
 
     def _wait(self, container: Container, out: Path, timeout: float) -> Outcome:

@@ -41,8 +41,10 @@ def svg(figure: Figure) -> str:
 def _traffic(figure: TrafficFigure) -> str:
     """Horizontal bars: what was sent, the minimum, and the reference where known."""
     unit, reference = figure["unit"], figure.get("reference")
-    bars = [("sent", figure["sent"], "#cf222e" if figure["sent"] > figure["minimum"] + 1e-9 else "#1a7f37"),
-            ("minimum", figure["minimum"], "#57606a")]  # fmt: skip
+    bars = [
+        ("sent", figure["sent"], "#cf222e" if figure["sent"] > figure["minimum"] + 1e-9 else "#1a7f37"),
+        ("minimum", figure["minimum"], "#57606a"),
+    ]
     if reference is not None:
         bars.append(("reference", reference, "#0969da"))
     return _bar_chart(f"{unit} sent per device on {figure.get('case', 'this case')}", bars, unit)
@@ -72,10 +74,12 @@ def _bar_chart(title_text: str, bars: list[tuple[str, float, str]], unit: str, l
         )
     height = 16 + 26 * len(bars)
     title = escape(title_text)
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{BAR_WIDTH + left + 120}" height="{height + 18}" '
-            f'role="img" aria-label="{title}"><title>{title}</title>'
-            f'<g transform="translate(0,18)">{"".join(rows)}</g>'
-            f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text></svg>')  # fmt: skip
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{BAR_WIDTH + left + 120}" height="{height + 18}" '
+        f'role="img" aria-label="{title}"><title>{title}</title>'
+        f'<g transform="translate(0,18)">{"".join(rows)}</g>'
+        f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text></svg>'
+    )
 
 
 # ---------------------------------------------------------------- overlap
@@ -94,15 +98,21 @@ def _overlap(figure: OverlapFigure) -> str:
         for c, count in enumerate(counts):
             if count:
                 colour = "#57606a" if label == "a ring" else "#1a7f37" if figure.get("ok") else "#cf222e"
-                cells.append(f'<rect x="{90 + CELL * c}" y="{y}" width="{CELL - 4}" height="24" fill="{colour}"/>'
-                             f'<text x="{90 + CELL * c + 15}" y="{y + 17}" font-size="12" fill="#ffffff" '
-                             f'text-anchor="middle">{count}</text>')  # fmt: skip
-    ticks = "".join(f'<text x="{90 + CELL * c + 15}" y="34" font-size="11" text-anchor="middle">{c}</text>'
-                    for c in range(len(rows[1][1])))  # fmt: skip
+                cells.append(
+                    f'<rect x="{90 + CELL * c}" y="{y}" width="{CELL - 4}" height="24" fill="{colour}"/>'
+                    f'<text x="{90 + CELL * c + 15}" y="{y + 17}" font-size="12" fill="#ffffff" '
+                    f'text-anchor="middle">{count}</text>'
+                )
+    ticks = "".join(
+        f'<text x="{90 + CELL * c + 15}" y="34" font-size="11" text-anchor="middle">{c}</text>'
+        for c in range(len(rows[1][1]))
+    )
     title = escape(f"matmuls by the number of transfers they wait for, on {figure.get('case', 'this case')}")
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width, 480)}" height="110" role="img" '
-            f'aria-label="{title}"><title>{title}</title>'
-            f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text>{ticks}{"".join(cells)}</svg>')  # fmt: skip
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width, 480)}" height="110" role="img" '
+        f'aria-label="{title}"><title>{title}</title>'
+        f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text>{ticks}{"".join(cells)}</svg>'
+    )
 
 
 # ---------------------------------------------------------------- where blocks live
@@ -195,11 +205,15 @@ def _sharding(figure: ShardingFigure) -> str:
     asked, w1, h1 = _grid(mesh, figure["expected"], ndim, [], 0, f"asked for: {pspec.show(figure['expected'])}")
     returned = figure.get("returned")
     varying = list(figure.get("varying", []))
-    title = (f"returned: {pspec.show(returned)}" if returned is not None
-             else f"returned: a different value along {', '.join(map(repr, varying))}")  # fmt: skip
-    got, w2, h2 = _grid(mesh, returned if returned is not None else figure["expected"], ndim, varying,
-                        w1 + 40, title)  # fmt: skip
+    title = (
+        f"returned: {pspec.show(returned)}"
+        if returned is not None
+        else f"returned: a different value along {', '.join(map(repr, varying))}"
+    )
+    got, w2, h2 = _grid(mesh, returned if returned is not None else figure["expected"], ndim, varying, w1 + 40, title)
     width, height = w1 + w2 + 60, max(h1, h2) + 10
     label = escape(f"output sharding on mesh {mesh}")
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" role="img" '
-            f'aria-label="{label}"><title>{label}</title>{asked}{got}</svg>')  # fmt: skip
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" role="img" '
+        f'aria-label="{label}"><title>{label}</title>{asked}{got}</svg>'
+    )

@@ -37,9 +37,13 @@ class Limits:
 
 
 RULES = {
-    "memory": config.size("2g"), "cpus": config.POSITIVE, "pids": config.whole(16), "tmpfs": config.size("256m"),
-    "timeout": config.POSITIVE, "test_timeout": config.POSITIVE,
-}  # fmt: skip
+    "memory": config.size("2g"),
+    "cpus": config.POSITIVE,
+    "pids": config.whole(16),
+    "tmpfs": config.size("256m"),
+    "timeout": config.POSITIVE,
+    "test_timeout": config.POSITIVE,
+}
 
 
 def load(root: Path, assignment: str) -> Limits:

@@ -65,11 +65,14 @@ def read_bytes(path: Path) -> bytes:
     except FileNotFoundError:
         raise NotebookError(f"no notebook at {path}") from None
     except files.NotRegular:
-        raise NotebookError(f"{path.name} is not a notebook file (a link, a folder or a device): "
-                            "submit the .ipynb file itself") from None  # fmt: skip
+        raise NotebookError(
+            f"{path.name} is not a notebook file (a link, a folder or a device): submit the .ipynb file itself"
+        ) from None
     except files.TooLarge:
-        raise NotebookError(f"{path.name} is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: clear its outputs "
-                            "(Edit > Clear Outputs of All Cells), save and submit again") from None  # fmt: skip
+        raise NotebookError(
+            f"{path.name} is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: clear its outputs "
+            "(Edit > Clear Outputs of All Cells), save and submit again"
+        ) from None
 
 
 def parse(data: bytes, name: str) -> nbformat.NotebookNode:
@@ -127,8 +130,10 @@ def _json(text: str, name: str) -> Any:
 def _refuse_shape(nb: Any, name: str, joined: bool) -> None:
     problem = shape_problem(nb, joined)
     if problem:
-        raise NotebookError(f"{name} is not a notebook the grader can read: {problem}; "
-                            "start again from the released notebook and copy your code into it")  # fmt: skip
+        raise NotebookError(
+            f"{name} is not a notebook the grader can read: {problem}; "
+            "start again from the released notebook and copy your code into it"
+        )
 
 
 def shape_problem(nb: Any, joined: bool = True) -> str | None:

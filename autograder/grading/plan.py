@@ -27,8 +27,14 @@ def plan(
 ) -> list[PlannedTest]:
     """Each case of ``tasks``, its seed salted with ``salt`` (``tasks.case_seed``)."""
     return [
-        PlannedTest(case_id(t, i), t, c, signature(t, c, assignment, salt), case_seed(assignment, t.name, c, salt),
-                    targets(t, c))
+        PlannedTest(
+            case_id(t, i),
+            t,
+            c,
+            signature(t, c, assignment, salt),
+            case_seed(assignment, t.name, c, salt),
+            targets(t, c),
+        )
         for t in tasks
         for i, c in enumerate(t.cases)
-    ]  # fmt: skip
+    ]

@@ -106,8 +106,12 @@ def ensure(
     ]
     if missing:
         assert provider.course is not None  # a solutions provider has its course
-        job: ReferenceRun = {"mode": "reference", "num_devices": num_devices, "tests": missing,
-                             "provider": {"root": str(provider.course.root), "assignment": provider.assignment.name}}  # fmt: skip
+        job: ReferenceRun = {
+            "mode": "reference",
+            "num_devices": num_devices,
+            "tests": missing,
+            "provider": {"root": str(provider.course.root), "assignment": provider.assignment.name},
+        }
         name = f"job-{fingerprint(provider, {}, len(missing))}"
         outcome = run_worker(job, cache, name, Deadline(timeout))
         (cache / f"{name}.json").unlink()

@@ -35,15 +35,21 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "student": self.student, "assignment": self.assignment, "status": self.status,
-            "message": self.message, "score": self.score, "max_score": self.max_score,
-            "fingerprint": self.fingerprint, "tests": [t.to_json() for t in self.tests],
+            "student": self.student,
+            "assignment": self.assignment,
+            "status": self.status,
+            "message": self.message,
+            "score": self.score,
+            "max_score": self.max_score,
+            "fingerprint": self.fingerprint,
+            "tests": [t.to_json() for t in self.tests],
             "programs": self.programs,
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Report:
         tests = [TestResult(**t) for t in data["tests"]]
         programs = data.get("programs", {})  # results written before programs were kept have none
-        return cls(data["student"], data["assignment"], data["status"], data["message"], tests, data["fingerprint"],
-                   programs)  # fmt: skip
+        return cls(
+            data["student"], data["assignment"], data["status"], data["message"], tests, data["fingerprint"], programs
+        )

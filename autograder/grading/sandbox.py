@@ -136,9 +136,14 @@ def run_process(argv: Sequence[str], cwd: Path, env: dict[str, str], log: Path, 
     """Run ``argv`` in a new session, its output into ``log``, under ``watch``."""
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
-            stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            list(argv),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     return watch(proc, log, deadline)
 
 

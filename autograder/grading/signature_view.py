@@ -43,8 +43,9 @@ def text(results: Iterable[TestResult]) -> str:
         rows = [HEADER, *(cells(row) for row in table["rows"])]
         widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
         lines = [f"{part}, {table['case']}:"]
-        lines += ["  " + "  ".join(_aligned(i, c, w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
-                  for row in rows]  # fmt: skip
+        lines += [
+            "  " + "  ".join(_aligned(i, c, w) for i, (c, w) in enumerate(zip(row, widths))).rstrip() for row in rows
+        ]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

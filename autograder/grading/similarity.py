@@ -103,11 +103,18 @@ def line(pair: Pair) -> str:
 
 def _evidence(pair: Pair, function: str) -> list[str]:
     """What each measure found in one function, in words."""
-    said = [f"{'the same program' if x.likeness == 1 else f'programs {x.likeness:.0%} alike'}, "
-            f"{x.to_reference:.0%} like the reference" for x in pair.alike if x.function == function]  # fmt: skip
+    said = [
+        f"{'the same program' if x.likeness == 1 else f'programs {x.likeness:.0%} alike'}, "
+        f"{x.to_reference:.0%} like the reference"
+        for x in pair.alike
+        if x.function == function
+    ]
     a, b = pair.students
-    said += [f"text: {t.shares[0]:.0%} of {a}'s cell in {b}'s, {t.shares[1]:.0%} of {b}'s in {a}'s"
-             for t in pair.text if t.function == function]  # fmt: skip
+    said += [
+        f"text: {t.shares[0]:.0%} of {a}'s cell in {b}'s, {t.shares[1]:.0%} of {b}'s in {a}'s"
+        for t in pair.text
+        if t.function == function
+    ]
     return said
 
 
@@ -166,14 +173,18 @@ def to_html(assignment: str, pairs: list[Pair], cells: dict[str, dict[str, str]]
     for pair in pairs:
         a, b = pair.students
         rows = "".join(_row(pair, function, cells) for function in pair.functions)
-        blocks.append(f"<h2>{escape(a)} and {escape(b)}</h2><table><tr><th>function</th><th>{escape(a)}</th>"
-                      f"<th>{escape(b)}</th></tr>{rows}</table>")  # fmt: skip
+        blocks.append(
+            f"<h2>{escape(a)} and {escape(b)}</h2><table><tr><th>function</th><th>{escape(a)}</th>"
+            f"<th>{escape(b)}</th></tr>{rows}</table>"
+        )
     body = "".join(blocks) or "<p>No two students wrote a function alike.</p>"
-    return (f'<!doctype html><html><head><meta charset="utf-8"><title>{escape(assignment)}: work alike</title>'
-            f"<style>{STYLE}{SIDE_BY_SIDE}</style></head><body><h1>{escape(assignment)}: work alike</h1>"
-            "<p>Pairs whose exported programs are more alike than either is like the reference and not shared by "
-            "much of the class, or whose cells share text that neither the release nor much of the class wrote "
-            f"(marked). Nothing is decided here: read both.</p>{body}</body></html>\n")  # fmt: skip
+    return (
+        f'<!doctype html><html><head><meta charset="utf-8"><title>{escape(assignment)}: work alike</title>'
+        f"<style>{STYLE}{SIDE_BY_SIDE}</style></head><body><h1>{escape(assignment)}: work alike</h1>"
+        "<p>Pairs whose exported programs are more alike than either is like the reference and not shared by "
+        "much of the class, or whose cells share text that neither the release nor much of the class wrote "
+        f"(marked). Nothing is decided here: read both.</p>{body}</body></html>\n"
+    )
 
 
 def _row(pair: Pair, function: str, cells: dict[str, dict[str, str]]) -> str:

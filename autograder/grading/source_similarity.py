@@ -53,9 +53,12 @@ def release_text(notebook: Path) -> str:
 
 
 def alike_cells(
-    cells: dict[str, dict[str, str]], release: str, threshold: float = THRESHOLD, common: float = COMMON,
+    cells: dict[str, dict[str, str]],
+    release: str,
+    threshold: float = THRESHOLD,
+    common: float = COMMON,
     minimum: int = MINIMUM,
-) -> dict[tuple[str, str], list[TextAlike]]:  # fmt: skip
+) -> dict[tuple[str, str], list[TextAlike]]:
     """Each pair of students (``cells``: student -> function -> cell) with a function written
     alike, the release's text and the class's common passages aside."""
     given = set(_fingerprint(release).hashes) if release.strip() else set()
@@ -75,8 +78,9 @@ def alike_cells(
 def _fingerprint(text: str, boilerplate: Iterable[int] = ()) -> Any:
     from copydetect import CodeFingerprint
 
-    return CodeFingerprint("cell.py", NOISE, GUARANTEE - NOISE + 1, boilerplate=list(boilerplate),
-                           language="python", fp=io.StringIO(text))  # fmt: skip
+    return CodeFingerprint(
+        "cell.py", NOISE, GUARANTEE - NOISE + 1, boilerplate=list(boilerplate), language="python", fp=io.StringIO(text)
+    )
 
 
 def _without(fp: Any, hashes: set[int]) -> Any:

@@ -50,9 +50,14 @@ class TrustedWorker:
         done: dict[str, Measurement] = {}
         progress = self.work / "evaluation.jsonl"
         while pending:
-            job: MeasureJob = {"mode": "submission", "num_devices": self.num_devices, "meshes": meshes,
-                               "progress": str(progress), "compile_cache": str(self.compile_cache),
-                               "tests": pending}  # fmt: skip
+            job: MeasureJob = {
+                "mode": "submission",
+                "num_devices": self.num_devices,
+                "meshes": meshes,
+                "progress": str(progress),
+                "compile_cache": str(self.compile_cache),
+                "tests": pending,
+            }
             limit = self.startup + self.test_timeout * len(pending)
             # A test that makes no progress for test_timeout (plus start-up, for the first) is stuck.
             outcome = run_worker(job, self.work, "evaluate", Deadline(limit, progress, self.test_timeout, self.startup))
@@ -85,8 +90,13 @@ def _blame(pending: list[Evaluation], hung: bool) -> dict[str, Measurement]:
 def evaluation(planned: PlannedTest, reference: str, result: CallResult | None) -> Evaluation:
     """One case for the trusted worker: its call, seed and reference record, and what the
     sandbox gave for it (an artifact's host path, a plain value, or why it gave neither)."""
-    entry: Evaluation = {"id": planned.id, "sig": planned.sig, "seed": planned.seed, "reference": reference,
-                         "tolerance": list(planned.task.tolerance_for(planned.case.dtype))}  # fmt: skip
+    entry: Evaluation = {
+        "id": planned.id,
+        "sig": planned.sig,
+        "seed": planned.seed,
+        "reference": reference,
+        "tolerance": list(planned.task.tolerance_for(planned.case.dtype)),
+    }
     if result is None:
         entry["failure"] = "the runner produced no result for this case"
     elif result["status"] == "exported":

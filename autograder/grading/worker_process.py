@@ -63,8 +63,15 @@ class ForkServer:
         home = Path(tempfile.mkdtemp(prefix="jaxcourse-forkserver-"))
         env = {**trusted_env(home), "OPENBLAS_NUM_THREADS": "1"}
         with open(home / "server.log", "wb") as log:
-            proc = subprocess.Popen([sys.executable, "-m", FORKSERVER], cwd=home, env=env, stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=log, start_new_session=True)  # fmt: skip
+            proc = subprocess.Popen(
+                [sys.executable, "-m", FORKSERVER],
+                cwd=home,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,
+            )
         server = cls(proc, home)
         assert proc.stdout is not None
         ready = _read_line(proc.stdout, START_TIMEOUT)

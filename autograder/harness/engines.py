@@ -96,8 +96,16 @@ class Slurm(Engine):
     def argv(self, command: Sequence[str], n: int, job: str) -> list[str]:
         # --overcommit: the course runs more processes than this machine has cores;
         # --kill-on-bad-exit: one task that fails stops the step, as the local launcher does.
-        return ["srun", f"--ntasks={n}", "--overcommit", "--kill-on-bad-exit=1", "--label", f"--job-name={job}",
-                "--export=ALL", *command]  # fmt: skip
+        return [
+            "srun",
+            f"--ntasks={n}",
+            "--overcommit",
+            "--kill-on-bad-exit=1",
+            "--label",
+            f"--job-name={job}",
+            "--export=ALL",
+            *command,
+        ]
 
     def pieces(self, line: str) -> list[tuple[int | None, str]]:
         match = self._LABEL.match(line)  # srun passes on whole lines
@@ -241,9 +249,13 @@ def run_engine(engine: Engine, command: Sequence[str], n: int, devices: int, tim
     engine.require()
     job = f"jaxcourse-{uuid.uuid4().hex[:8]}"
     popen = subprocess.Popen(
-        engine.argv(command, n, job), env=task_env(devices), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, start_new_session=True,
-    )  # fmt: skip
+        engine.argv(command, n, job),
+        env=task_env(devices),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     streams = _Streams(n, engine, out)
     assert popen.stdout is not None
     reader = threading.Thread(target=streams.pump, args=(popen.stdout,), daemon=True)
@@ -293,8 +305,16 @@ def submit_batch(command: Sequence[str], n: int, devices: int, output_dir: Path)
     slurm.require()
     job = f"jaxcourse-{uuid.uuid4().hex[:8]}"
     output = output_dir.resolve() / "jaxcourse-%j.out"
-    argv = ["sbatch", "--parsable", f"--ntasks={n}", "--overcommit", f"--job-name={job}", f"--output={output}",
-            "--wrap", shlex.join(slurm.argv(command, n, job))]  # fmt: skip
+    argv = [
+        "sbatch",
+        "--parsable",
+        f"--ntasks={n}",
+        "--overcommit",
+        f"--job-name={job}",
+        f"--output={output}",
+        "--wrap",
+        shlex.join(slurm.argv(command, n, job)),
+    ]
     done = subprocess.run(argv, env=task_env(devices), capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         raise LaunchError(f"sbatch refused the job: {done.stderr.strip() or done.stdout.strip()}")

@@ -70,9 +70,13 @@ def run_group(
     procs = []
     for rank, argv in enumerate(commands):
         popen = subprocess.Popen(
-            list(argv), env=process_env(rank, len(commands), devices, port), stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        )  # fmt: skip
+            list(argv),
+            env=process_env(rank, len(commands), devices, port),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         proc = _Proc(rank, popen)
         proc.reader = threading.Thread(target=_pump, args=(proc, out, lock), daemon=True)
         proc.reader.start()

@@ -54,9 +54,17 @@ def signature(task: Task, case: Case, assignment: str = "", salt: str = "") -> L
     run = dict(case.kwargs)
     seed = case_seed(assignment, "layout", case, salt)
     held = held_batches(case_seed(assignment, "held batches", case, salt), processes, run["num_steps"])
-    return {"kind": "training", "function": task.name, "assignment": assignment, "processes": processes,
-            "devices": devices, "num_steps": run["num_steps"], "seed": seed, "held": held,
-            "timeout": run["timeout"]}  # fmt: skip
+    return {
+        "kind": "training",
+        "function": task.name,
+        "assignment": assignment,
+        "processes": processes,
+        "devices": devices,
+        "num_steps": run["num_steps"],
+        "seed": seed,
+        "held": held,
+        "timeout": run["timeout"],
+    }
 
 
 def held_batches(seed: int, processes: int, num_steps: int) -> list[int]:
@@ -106,21 +114,31 @@ def _describe_batch(batch: Any) -> dict[str, Any]:
             described[name] = {"error": f"is a {type(x).__name__}, not a jax.Array"}
             continue
         shards = [
-            [int(s.device.id), s.index[0].start or 0, s.index[0].stop or x.shape[0],
-             float(np.asarray(s.data, np.float64).sum())]
+            [
+                int(s.device.id),
+                s.index[0].start or 0,
+                s.index[0].stop or x.shape[0],
+                float(np.asarray(s.data, np.float64).sum()),
+            ]
             for s in sorted(x.addressable_shards, key=lambda s: s.device.id)
-        ]  # fmt: skip
+        ]
         described[name] = {
-            "shape": list(x.shape), "dtype": str(x.dtype), "shards": shards,
+            "shape": list(x.shape),
+            "dtype": str(x.dtype),
+            "shards": shards,
             "spec": pspec.of_array(x),
-        }  # fmt: skip
+        }
     return described
 
 
 def _process_run(
-    given: Training, functions: dict[str, Callable[..., Any] | None], num_steps: int, seed: int, held: list[int],
+    given: Training,
+    functions: dict[str, Callable[..., Any] | None],
+    num_steps: int,
+    seed: int,
+    held: list[int],
     tmp: str,
-) -> dict[str, Any] | None:  # fmt: skip
+) -> dict[str, Any] | None:
     """What every process of a layout runs: tell it how much data it holds, describe the global
     batch, then train."""
     import jax

@@ -54,15 +54,19 @@ def arrivals(t: Timeline) -> str:
     due = ""
     if t.due:
         at = x(_seconds(t.due))
-        due = (f'<line x1="{at:.1f}" y1="10" x2="{at:.1f}" y2="{HEIGHT + 10}" stroke="#cf222e" stroke-dasharray="4"/>'
-               f'<text x="{at:.1f}" y="{HEIGHT + 24}" text-anchor="middle" font-size="11">due</text>')  # fmt: skip
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT + 40}" role="img">'
-            f"<title>submissions so far, over time ({len(times)} in all)</title>"
-            f'<polyline fill="none" stroke="#0969da" stroke-width="2" points="{" ".join(points)}"/>{due}'
-            f'<text x="{PAD}" y="{HEIGHT + 24}" font-size="11">{escape(_minute(start))}</text>'
-            f'<text x="{WIDTH - PAD}" y="{HEIGHT + 24}" text-anchor="end" font-size="11">{escape(_minute(end))}</text>'
-            f'<text x="{PAD - 4}" y="{HEIGHT + 10}" text-anchor="end" font-size="11">0</text>'
-            f'<text x="{PAD - 4}" y="14" text-anchor="end" font-size="11">{len(times)}</text></svg>')  # fmt: skip
+        due = (
+            f'<line x1="{at:.1f}" y1="10" x2="{at:.1f}" y2="{HEIGHT + 10}" stroke="#cf222e" stroke-dasharray="4"/>'
+            f'<text x="{at:.1f}" y="{HEIGHT + 24}" text-anchor="middle" font-size="11">due</text>'
+        )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT + 40}" role="img">'
+        f"<title>submissions so far, over time ({len(times)} in all)</title>"
+        f'<polyline fill="none" stroke="#0969da" stroke-width="2" points="{" ".join(points)}"/>{due}'
+        f'<text x="{PAD}" y="{HEIGHT + 24}" font-size="11">{escape(_minute(start))}</text>'
+        f'<text x="{WIDTH - PAD}" y="{HEIGHT + 24}" text-anchor="end" font-size="11">{escape(_minute(end))}</text>'
+        f'<text x="{PAD - 4}" y="{HEIGHT + 10}" text-anchor="end" font-size="11">0</text>'
+        f'<text x="{PAD - 4}" y="14" text-anchor="end" font-size="11">{len(times)}</text></svg>'
+    )
 
 
 def _full_marks_table(t: Timeline) -> str:

@@ -1,4 +1,4 @@
-"""``jaxcourse hub up`` and ``hub down``: a class on this Docker host.
+"""``jaxcourse hub up``: a class on this Docker host (``teardown.py`` takes it down).
 
 Networks and four kinds of container, all named after the class (``jaxcourse-<class>``):
 
@@ -22,7 +22,6 @@ import ipaddress
 import json
 import os
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,11 +87,15 @@ class Deployment:
     def check_published(self) -> None:
         """Beyond this machine, the proxy must speak HTTPS: passwords and tokens cross the network."""
         if self.tls is None and not _loopback(self.host):
-            raise HubError(f"publishing the class on {self.host} needs TLS: pass --tls-cert and --tls-key (a "
-                           "certificate for the name students use), or keep 127.0.0.1 behind a TLS reverse proxy")  # fmt: skip
+            raise HubError(
+                f"publishing the class on {self.host} needs TLS: pass --tls-cert and --tls-key (a "
+                "certificate for the name students use), or keep 127.0.0.1 behind a TLS reverse proxy"
+            )
         if self.domain is None and not _loopback(self.host):
-            raise HubError(f"publishing the class on {self.host} needs --domain NAME: the name students type, whose "
-                           "every subdomain (*.NAME) reaches this machine, since each user's server is at <user>.NAME")  # fmt: skip
+            raise HubError(
+                f"publishing the class on {self.host} needs --domain NAME: the name students type, whose "
+                "every subdomain (*.NAME) reaches this machine, since each user's server is at <user>.NAME"
+            )
         for path in self.tls or ():
             if not path.is_file():
                 raise HubError(f"no TLS file at {path}: --tls-cert and --tls-key take a PEM certificate and its key")
@@ -156,8 +159,10 @@ def up(deployment: Deployment, roster_file: Path | None, say: Say = print, place
     extra = place.prepare_hub(client, deployment, class_images, say)
     start(client, say, f"{deployment.name}-hub", wait_healthy, **hub_options(deployment, student_image, hub_net, extra))
     _rejoin(client, deployment)
-    say(f"the class is up at {deployment.url}/ (state in {classdir.root}); release an assignment with "
-        f"`jaxcourse release A --class {classdir.root}`")  # fmt: skip
+    say(
+        f"the class is up at {deployment.url}/ (state in {classdir.root}); release an assignment with "
+        f"`jaxcourse release A --class {classdir.root}`"
+    )
 
 
 def _queue(client: DockerClient, deployment: Deployment, class_images: ClassImages, say: Say) -> None:
@@ -167,12 +172,16 @@ def _queue(client: DockerClient, deployment: Deployment, class_images: ClassImag
     start(client, say, f"{deployment.name}-redis", wait_healthy, **redis_options(deployment, queue_net))
     start(client, say, f"{deployment.name}-grading", None, **grading_options(deployment, image, queue_net))
     for number in range(1, deployment.settings.workers + 1):
-        start(client, say, f"{deployment.name}-worker-{number}", None,
-              **worker_options(deployment, image, queue_net, number))  # fmt: skip
+        start(
+            client,
+            say,
+            f"{deployment.name}-worker-{number}",
+            None,
+            **worker_options(deployment, image, queue_net, number),
+        )
 
 
-ON_THIS_HOST = Placement(lambda client, deployment, images, say: {}, _queue,
-                         lambda client, deployment, images, say: {})  # fmt: skip
+ON_THIS_HOST = Placement(lambda client, deployment, images, say: {}, _queue, lambda client, deployment, images, say: {})
 
 
 def _loopback(host: str) -> bool:
@@ -203,8 +212,14 @@ def _network(client: DockerClient, name: str, owner: str, internal: bool) -> str
     return name
 
 
-def start(client: DockerClient, say: Say, name: str, ready: Callable[[Container], None] | None,
-          renew: bool = False, **options: Any) -> None:  # fmt: skip
+def start(
+    client: DockerClient,
+    say: Say,
+    name: str,
+    ready: Callable[[Container], None] | None,
+    renew: bool = False,
+    **options: Any,
+) -> None:
     """The container ``name`` running from ``options``, unless it already runs for this class;
     with ``renew``, one that runs from other options (an address that moved) is replaced."""
     from docker.errors import NotFound
@@ -215,8 +230,10 @@ def start(client: DockerClient, say: Say, name: str, ready: Callable[[Container]
         existing = client.containers.get(name)
         serves = (existing.labels or {}).get(DIR_LABEL)
         if serves != options["labels"][DIR_LABEL]:
-            raise HubError(f"{name} already serves the class in {serves}: give this class directory another name, "
-                           f"or stop that class first (`jaxcourse hub down --class {serves}`)")  # fmt: skip
+            raise HubError(
+                f"{name} already serves the class in {serves}: give this class directory another name, "
+                f"or stop that class first (`jaxcourse hub down --class {serves}`)"
+            )
         if existing.status == "running" and runs_from(existing.labels, options):
             say(f"{name}: already running")
             return
@@ -257,26 +274,46 @@ def owner(deployment: Deployment) -> dict[str, Any]:
 
 
 def locked_down() -> dict[str, Any]:
-    return {"cap_drop": ["ALL"], "security_opt": ["no-new-privileges"], "read_only": True,
-            "tmpfs": {"/tmp": "size=512m,mode=1777"}}  # fmt: skip
+    return {
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "read_only": True,
+        "tmpfs": {"/tmp": "size=512m,mode=1777"},
+    }
 
 
 def redis_options(deployment: Deployment, network: str) -> dict[str, Any]:
     data = deployment.classdir.root / "redis"
-    return {"image": REDIS_IMAGE, "network": network, "environment": {"REDIS_PASSWORD": deployment.classdir.secret("redis_password")},
-            "volumes": {str(data): {"bind": "/data", "mode": "rw"}}, **owner(deployment), **locked_down()}  # fmt: skip
+    return {
+        "image": REDIS_IMAGE,
+        "network": network,
+        "environment": {"REDIS_PASSWORD": deployment.classdir.secret("redis_password")},
+        "volumes": {str(data): {"bind": "/data", "mode": "rw"}},
+        **owner(deployment),
+        **locked_down(),
+    }
 
 
 def _python_service(deployment: Deployment, image: str, network: str, argv: list[str]) -> dict[str, Any]:
     checkout = str(deployment.checkout.root)
     return {
-        "image": image, "network": network, "entrypoint": ["tini", "-g", "--", *argv], "command": [],
-        "environment": {"HOME": "/tmp", environment.ROOT: checkout, environment.CLASS_DIR: str(deployment.classdir.root),
-                        environment.BROKER: deployment.broker(), environment.QUEUE_KEY: deployment.classdir.secret("queue_key"),
-                        "PYTHONUNBUFFERED": "1"},
-        "volumes": {checkout: {"bind": checkout, "mode": "ro"}}, **owner(deployment), **locked_down(),
+        "image": image,
+        "network": network,
+        "entrypoint": ["tini", "-g", "--", *argv],
+        "command": [],
+        "environment": {
+            "HOME": "/tmp",
+            environment.ROOT: checkout,
+            environment.CLASS_DIR: str(deployment.classdir.root),
+            environment.BROKER: deployment.broker(),
+            environment.QUEUE_KEY: deployment.classdir.secret("queue_key"),
+            "PYTHONUNBUFFERED": "1",
+        },
+        "volumes": {checkout: {"bind": checkout, "mode": "ro"}},
+        **owner(deployment),
+        **locked_down(),
         "healthcheck": {"test": ["NONE"]},  # the image's probe is for JupyterLab, which these do not run
-    }  # fmt: skip
+    }
 
 
 def grading_options(deployment: Deployment, image: str, network: str) -> dict[str, Any]:
@@ -286,16 +323,25 @@ def grading_options(deployment: Deployment, image: str, network: str) -> dict[st
     return options
 
 
-def worker_options(deployment: Deployment, image: str, network: str, number: int,
-                   sandbox_image: str | None = None) -> dict[str, Any]:  # fmt: skip
+def worker_options(
+    deployment: Deployment, image: str, network: str, number: int, sandbox_image: str | None = None
+) -> dict[str, Any]:
     """A worker starts sandboxes on this host's engine: its scratch folder has the same path in
     the worker and on the host, so the engine finds what the worker mounts for a sandbox."""
     scratch = deployment.classdir.root / "work" / f"worker-{number}"
     scratch.mkdir(parents=True, exist_ok=True)
     concurrency = deployment.settings.worker_concurrency
     # The broker's URL, with its password, comes in the environment: `ps` shows the command line.
-    argv = ["jaxcourse", "worker", "--course", str(deployment.checkout.root), "--cache", str(scratch / "cache"),
-            "--sandbox", "docker"]  # fmt: skip
+    argv = [
+        "jaxcourse",
+        "worker",
+        "--course",
+        str(deployment.checkout.root),
+        "--cache",
+        str(scratch / "cache"),
+        "--sandbox",
+        "docker",
+    ]
     argv += ["--concurrency", str(concurrency)] if concurrency else []
     argv += ["--image", sandbox_image] if sandbox_image else []
     options = _python_service(deployment, image, network, argv)
@@ -306,33 +352,9 @@ def worker_options(deployment: Deployment, image: str, network: str, number: int
     return options
 
 
-def _sandboxes_of(client: DockerClient, owners: list[Container]) -> list[Container]:
-    """The sandboxes these containers started: each is labelled with its grader's host name, a
-    container's short id (``grading/docker_sandbox.py``), and would outlive a grader removed mid-job."""
-    from ..grading.docker_sandbox import LABEL as SANDBOX
-
-    hosts = {c.id[:12] for c in owners}
-    found: list[Container] = client.containers.list(all=True, filters={"label": SANDBOX})
-    return [box for box in found if box.labels[SANDBOX].rpartition(":")[0] in hosts]
-
-
-def _remove_network(network: Any, seconds: float = 30.0) -> None:
-    """An overlay network is removable once its last task has gone, which takes the swarm seconds."""
-    from docker.errors import APIError
-
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            network.remove()
-            return
-        except APIError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(1.0)
-
-
-def hub_options(deployment: Deployment, student_image: str, network: str,
-                extra_env: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+def hub_options(
+    deployment: Deployment, student_image: str, network: str, extra_env: dict[str, str] | None = None
+) -> dict[str, Any]:
     root, settings = str(deployment.classdir.root), deployment.settings
     volumes = {SOCKET: {"bind": SOCKET, "mode": "rw"}, root: {"bind": root, "mode": "rw"}}
     config = deployment.checkout.root / CONFIG
@@ -341,51 +363,32 @@ def hub_options(deployment: Deployment, student_image: str, network: str,
     for path, name in zip(deployment.tls or (), ("cert.pem", "key.pem")):
         volumes[str(path.resolve())] = {"bind": f"/etc/jaxcourse/tls/{name}", "mode": "ro"}
     return {
-        "image": HUB_IMAGE, "network": network, "ports": {"8000/tcp": (deployment.host, deployment.port)},
-        "mem_limit": settings.hub_memory, "memswap_limit": settings.hub_memory,
-        "working_dir": f"{root}/hub", "volumes": volumes, "labels": deployment.labels,
+        "image": HUB_IMAGE,
+        "network": network,
+        "ports": {"8000/tcp": (deployment.host, deployment.port)},
+        "mem_limit": settings.hub_memory,
+        "memswap_limit": settings.hub_memory,
+        "working_dir": f"{root}/hub",
+        "volumes": volumes,
+        "labels": deployment.labels,
         "environment": {
-            environment.CLASS_DIR: root, environment.HUB_NAME: f"{deployment.name}-hub",
-            environment.NETWORK: network, environment.IMAGE: student_image,
-            environment.PREFIX: f"{deployment.name}-lab", environment.COURSE_ROOT: str(deployment.checkout.root),
+            environment.CLASS_DIR: root,
+            environment.HUB_NAME: f"{deployment.name}-hub",
+            environment.NETWORK: network,
+            environment.IMAGE: student_image,
+            environment.PREFIX: f"{deployment.name}-lab",
+            environment.COURSE_ROOT: str(deployment.checkout.root),
             environment.MEM_LIMIT: settings.memory,
-            environment.MEM_RESERVED: settings.memory_reserved, environment.CPU_LIMIT: str(settings.cpus),
-            environment.PIDS_LIMIT: str(settings.pids), environment.IDLE_TIMEOUT: str(settings.idle_timeout),
-            environment.CLASS_NAME: deployment.name, environment.SERVER_SUBNETS: settings.server_subnets,
-            environment.PUBLIC_URL: deployment.url, environment.WORK_QUOTA: settings.work_quota,
-            environment.QUOTA_EVERY: str(settings.quota_every), environment.SCRATCH: settings.scratch,
+            environment.MEM_RESERVED: settings.memory_reserved,
+            environment.CPU_LIMIT: str(settings.cpus),
+            environment.PIDS_LIMIT: str(settings.pids),
+            environment.IDLE_TIMEOUT: str(settings.idle_timeout),
+            environment.CLASS_NAME: deployment.name,
+            environment.SERVER_SUBNETS: settings.server_subnets,
+            environment.PUBLIC_URL: deployment.url,
+            environment.WORK_QUOTA: settings.work_quota,
+            environment.QUOTA_EVERY: str(settings.quota_every),
+            environment.SCRATCH: settings.scratch,
             **(extra_env or {}),
         },
-    }  # fmt: skip
-
-
-# ---- down ------------------------------------------------------------------------------------
-
-
-def down(deployment: Deployment, say: Say = print) -> int:
-    """Stop and remove the class's containers (students' servers too), networks and volumes (a
-    swarm's image registry: the images are this host's, pushed again by the next ``up``); the
-    class directory keeps all state. Returns how many containers were removed."""
-    from ..engine.containers import remove
-
-    client = images.connect()
-    mine_only = {"label": f"{LABEL}={deployment.name}"}
-    on_a_swarm = client.info()["Swarm"].get("ControlAvailable")  # a class whose queue is on a swarm
-    for service in client.services.list(filters=mine_only) if on_a_swarm else ():
-        service.remove()  # first, or Swarm would start again the tasks removed below
-    mine = client.containers.list(all=True, filters=mine_only)
-    mine += client.containers.list(all=True, filters={"name": f"^{deployment.name}-lab-"})
-    for container in {c.id: c for c in mine}.values():
-        remove(container)
-    for sandbox in _sandboxes_of(client, mine):  # what a worker or an instructor was grading
-        remove(sandbox)
-    for secret in client.secrets.list(filters=mine_only) if on_a_swarm else ():
-        secret.remove()
-    for network in client.networks.list(filters=mine_only):
-        _remove_network(network)
-    for volume in client.volumes.list(filters=mine_only):
-        volume.remove(force=True)
-    say(
-        f"the class {deployment.name} is down: {len(mine)} containers removed; its state stays in {deployment.classdir.root}"
-    )
-    return len(mine)
+    }

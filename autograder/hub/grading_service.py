@@ -145,8 +145,13 @@ class GradingService:
         except notebooks.NotebookError:
             self.record(submission, grader.grade(submission.student, notebook))  # says why; runs nothing
             return 1
-        job = make_job(submission.assignment, submission.student, data, submission.timestamp,
-                       grading_of(grader, expected_image(self.course.root)))  # fmt: skip
+        job = make_job(
+            submission.assignment,
+            submission.student,
+            data,
+            submission.timestamp,
+            grading_of(grader, expected_image(self.course.root)),
+        )
         self.sent[job["id"]] = submission
         self.dispatcher.send(job)
         return 0
@@ -174,8 +179,13 @@ class GradingService:
 
     def _mark(self, submission: Submission, report: Report, latest: bool) -> None:
         """The store's outcome marker (written last: this submission is done) and the journal."""
-        outcome = {"submission": submission.key, "status": report.status, "score": report.score,
-                   "max_score": report.max_score, "latest": latest}  # fmt: skip
+        outcome = {
+            "submission": submission.key,
+            "status": report.status,
+            "score": report.score,
+            "max_score": report.max_score,
+            "latest": latest,
+        }
         self.store.record_outcome(submission, outcome)
         with open(self.course.nbgrader_root / "graded" / JOURNAL, "a") as journal:  # one line per recording
             journal.write(json.dumps(outcome, sort_keys=True) + "\n")

@@ -66,8 +66,9 @@ def _ed25519() -> tuple[bytes, str]:
     from cryptography.hazmat.primitives.asymmetric import ed25519
 
     key = ed25519.Ed25519PrivateKey.generate()
-    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
-                                serialization.NoEncryption())  # fmt: skip
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption()
+    )
     public = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
     return private, public.decode() + " jaxcourse\n"
 
@@ -77,13 +78,19 @@ def server_options(home: Path, made: HomesKeys, address: str, port: int, labels:
     address only. Root inside (sshd's privilege separation and chroot), with only the
     capabilities those need."""
     return {
-        "image": HOMES_IMAGE, "labels": labels, "ports": {f"{PORT}/tcp": (address, port)},
-        "volumes": {str(home): {"bind": "/srv/homes/home", "mode": "rw"},
-                    str(made.folder): {"bind": "/etc/jaxcourse/homes", "mode": "ro"}},
-        "cap_drop": ["ALL"], "cap_add": ["CHOWN", "SETUID", "SETGID", "SYS_CHROOT", "DAC_OVERRIDE", "KILL", "AUDIT_WRITE"],
-        "security_opt": ["no-new-privileges"], "read_only": True,
+        "image": HOMES_IMAGE,
+        "labels": labels,
+        "ports": {f"{PORT}/tcp": (address, port)},
+        "volumes": {
+            str(home): {"bind": "/srv/homes/home", "mode": "rw"},
+            str(made.folder): {"bind": "/etc/jaxcourse/homes", "mode": "ro"},
+        },
+        "cap_drop": ["ALL"],
+        "cap_add": ["CHOWN", "SETUID", "SETGID", "SYS_CHROOT", "DAC_OVERRIDE", "KILL", "AUDIT_WRITE"],
+        "security_opt": ["no-new-privileges"],
+        "read_only": True,
         "tmpfs": {"/run": "size=4m,mode=0755"},
-    }  # fmt: skip
+    }
 
 
 def mount_point(class_name: str) -> str:
@@ -93,11 +100,22 @@ def mount_point(class_name: str) -> str:
 def mount_command(class_name: str, address: str, made: HomesKeys, port: int = PORT) -> list[str]:
     """What a node runs as root (once, and after each reboot) to see the class's homes: the keys
     are ``made``'s files, copied to the node at the same paths."""
-    options = ",".join([
-        "allow_other", "reconnect", "ServerAliveInterval=5", "ServerAliveCountMax=3",
-        f"IdentityFile={made.node_key}", f"UserKnownHostsFile={made.known_hosts}", "StrictHostKeyChecking=yes",
-        f"port={port}",
-    ])  # fmt: skip
+    options = ",".join(
+        [
+            "allow_other",
+            "reconnect",
+            "ServerAliveInterval=5",
+            "ServerAliveCountMax=3",
+            f"IdentityFile={made.node_key}",
+            f"UserKnownHostsFile={made.known_hosts}",
+            "StrictHostKeyChecking=yes",
+            f"port={port}",
+        ]
+    )
     target = mount_point(class_name)
-    return ["sh", "-c", f"mkdir -p {shlex.quote(target)} && exec sshfs -o {shlex.quote(options)} "
-                        f"{USER}@{address}:/home {shlex.quote(target)}"]  # fmt: skip
+    return [
+        "sh",
+        "-c",
+        f"mkdir -p {shlex.quote(target)} && exec sshfs -o {shlex.quote(options)} "
+        f"{USER}@{address}:/home {shlex.quote(target)}",
+    ]

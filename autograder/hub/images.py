@@ -20,8 +20,15 @@ if TYPE_CHECKING:
 
 HUB_IMAGE = "jaxcourse-hub:latest"
 REDIS_IMAGE = "jaxcourse-redis:latest"
-HUB_FILES = ("docker/hub/Dockerfile", "docker/hub/jupyterhub_config.py", "docker/hub/package.json",
-             "docker/hub/package-lock.json", "requirements/hub.lock", "pyproject.toml", "README.md")  # fmt: skip
+HUB_FILES = (
+    "docker/hub/Dockerfile",
+    "docker/hub/jupyterhub_config.py",
+    "docker/hub/package.json",
+    "docker/hub/package-lock.json",
+    "requirements/hub.lock",
+    "pyproject.toml",
+    "README.md",
+)
 REDIS_FILES = ("docker/redis/Dockerfile", "docker/redis/start.sh")
 HOMES_IMAGE = "jaxcourse-homes:latest"  # a swarm's work folders over SFTP (hub/homes.py)
 HOMES_FILES = ("docker/swarm-homes/Dockerfile", "docker/swarm-homes/sshd_config", "docker/swarm-homes/start.sh")

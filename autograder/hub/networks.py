@@ -34,8 +34,16 @@ class NetworkError(JaxcourseError):
     """No subnet is left in the class's pool: the message says which setting to widen."""
 
 
-def attach(client: DockerClient, name: str, hub: str, labels: dict[str, str], pool: str, user: str,
-           overlay: bool = False, encrypted: bool = False) -> str:  # fmt: skip
+def attach(
+    client: DockerClient,
+    name: str,
+    hub: str,
+    labels: dict[str, str],
+    pool: str,
+    user: str,
+    overlay: bool = False,
+    encrypted: bool = False,
+) -> str:
     """The network ``name`` of ``user``'s server, made when missing (an overlay, ``encrypted``
     when asked, or a bridge), with the hub's container in it."""
     from docker.types import IPAMConfig, IPAMPool

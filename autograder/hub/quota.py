@@ -50,8 +50,10 @@ def over(folder: Path, quota: int) -> str:
     held = used(folder, quota)
     if held <= quota:
         return ""
-    return (f"your work folder holds more than the class's quota of {quota >> 20} MB: remove what you do not "
-            "need (your instructor can, from the class directory), then start your server again")  # fmt: skip
+    return (
+        f"your work folder holds more than the class's quota of {quota >> 20} MB: remove what you do not "
+        "need (your instructor can, from the class directory), then start your server again"
+    )
 
 
 def sweep(home: Path, quota: int, running: set[str], stop: Callable[[str], None]) -> list[str]:

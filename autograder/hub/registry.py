@@ -45,8 +45,9 @@ def trust_command(made: ServerTLS, address: str) -> list[str]:
     return ["sh", "-c", f"mkdir -p {folder} && cp {shlex.quote(str(made.ca))} {folder}/ca.crt"]
 
 
-def publish(client: DockerClient, deployment: deploy.Deployment, images: list[str], address: str,
-            say: deploy.Say) -> dict[str, str]:  # fmt: skip
+def publish(
+    client: DockerClient, deployment: deploy.Deployment, images: list[str], address: str, say: deploy.Say
+) -> dict[str, str]:
     """Each of ``images`` pushed to the class's registry, and that registry serving the nodes at
     ``address``; the name each image has there, by digest."""
     build_registry(client, deploy.source_repo(), say)
@@ -56,8 +57,10 @@ def publish(client: DockerClient, deployment: deploy.Deployment, images: list[st
     made = tls(deployment, address)
     serving = serve_options(deployment, store, made, address)
     deploy.start(client, say, store, lambda c: _wait_serving(address, made), renew=True, **serving)
-    say(f"on each node, with {made.ca} copied to the same path, so that its engine trusts the class's registry, "
-        f"run as root: {shlex.join(trust_command(made, address))}")  # fmt: skip
+    say(
+        f"on each node, with {made.ca} copied to the same path, so that its engine trusts the class's registry, "
+        f"run as root: {shlex.join(trust_command(made, address))}"
+    )
     return {image: f"{address}:{PORT}/{pushed[image]}" for image in images}
 
 
@@ -65,15 +68,21 @@ def serve_options(deployment: deploy.Deployment, store: str, made: ServerTLS, ad
     """The read-only registry on the swarm's address, with the class's certificate, as the class
     directory's owner (who alone reads the certificate's key)."""
     return {
-        "image": REGISTRY_IMAGE, "ports": {f"{PORT}/tcp": (address, PORT)},
-        "volumes": {store: {"bind": "/var/lib/docker-registry", "mode": "ro"},
-                    str(made.folder): {"bind": TLS_MOUNT, "mode": "ro"}},
-        "mem_limit": "256m", **deploy.owner(deployment), **deploy.locked_down(),
-    }  # fmt: skip
+        "image": REGISTRY_IMAGE,
+        "ports": {f"{PORT}/tcp": (address, PORT)},
+        "volumes": {
+            store: {"bind": "/var/lib/docker-registry", "mode": "ro"},
+            str(made.folder): {"bind": TLS_MOUNT, "mode": "ro"},
+        },
+        "mem_limit": "256m",
+        **deploy.owner(deployment),
+        **deploy.locked_down(),
+    }
 
 
-def _push(client: DockerClient, deployment: deploy.Deployment, store: str, images: list[str],
-          say: deploy.Say) -> dict[str, str]:  # fmt: skip
+def _push(
+    client: DockerClient, deployment: deploy.Deployment, store: str, images: list[str], say: deploy.Say
+) -> dict[str, str]:
     """Each image pushed through a writable registry on this host's loopback, then gone (one a
     failed push left is removed first); each image's ``repository:tag@digest`` in the store."""
     from ..engine.containers import remove
@@ -81,10 +90,15 @@ def _push(client: DockerClient, deployment: deploy.Deployment, store: str, image
     for left in client.containers.list(all=True, filters={"name": f"^{store}-push$"}):
         remove(left)
     container = client.containers.run(
-        REGISTRY_IMAGE, ["/etc/jaxcourse-registry/push.yml"], detach=True, name=f"{store}-push",
-        ports={f"{PORT}/tcp": ("127.0.0.1", None)}, volumes={store: {"bind": "/var/lib/docker-registry", "mode": "rw"}},
-        labels=deployment.labels, **deploy.locked_down(),
-    )  # fmt: skip
+        REGISTRY_IMAGE,
+        ["/etc/jaxcourse-registry/push.yml"],
+        detach=True,
+        name=f"{store}-push",
+        ports={f"{PORT}/tcp": ("127.0.0.1", None)},
+        volumes={store: {"bind": "/var/lib/docker-registry", "mode": "rw"}},
+        labels=deployment.labels,
+        **deploy.locked_down(),
+    )
     try:
         container.reload()
         port = container.attrs["NetworkSettings"]["Ports"][f"{PORT}/tcp"][0]["HostPort"]

@@ -32,8 +32,9 @@ def as_secrets(
     for key, path in paths.items():
         data = Path(path).read_bytes()
         secret = _secret(client, {**labels, SERVER_LABEL: service}, key, data)
-        references.append(SecretReference(secret.id, secret.name, filename=key, uid=str(owner[0]),
-                                          gid=str(owner[1]), mode=0o400))  # fmt: skip
+        references.append(
+            SecretReference(secret.id, secret.name, filename=key, uid=str(owner[0]), gid=str(owner[1]), mode=0o400)
+        )
         moved[key] = str(MOUNT / key)
     return references, moved
 

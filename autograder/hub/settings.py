@@ -43,12 +43,19 @@ def _subnet(value: object) -> bool:
 
 
 RULES = {
-    "memory": config.size("4g"), "memory_reserved": config.size("160m"), "cpus": config.POSITIVE, "pids": config.whole(1), "idle_timeout": config.whole(1),
-    "workers": config.whole(1), "hub_memory": config.size("4g"),
+    "memory": config.size("4g"),
+    "memory_reserved": config.size("160m"),
+    "cpus": config.POSITIVE,
+    "pids": config.whole(1),
+    "idle_timeout": config.whole(1),
+    "workers": config.whole(1),
+    "hub_memory": config.size("4g"),
     "server_subnets": config.Rule(_subnet, 'an IPv4 network such as "10.213.0.0/16", /28 or wider'),
-    "work_quota": config.size("4g"), "quota_every": config.POSITIVE, "scratch": config.size("4g"),
+    "work_quota": config.size("4g"),
+    "quota_every": config.POSITIVE,
+    "scratch": config.size("4g"),
     "worker_concurrency": config.Rule(config.whole(0).ok, "a whole number, 0 for automatic"),
-}  # fmt: skip
+}
 
 
 def load(root: Path) -> HubSettings:

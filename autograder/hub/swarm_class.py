@@ -26,8 +26,9 @@ def publish(client: DockerClient, deployment: deploy.Deployment, images: list[st
     return registry.publish(client, deployment, images, swarm_queue.manager_address(client), say)
 
 
-def prepare_hub(client: DockerClient, deployment: deploy.Deployment, images: deploy.ClassImages,
-                say: deploy.Say) -> dict[str, str]:  # fmt: skip
+def prepare_hub(
+    client: DockerClient, deployment: deploy.Deployment, images: deploy.ClassImages, say: deploy.Say
+) -> dict[str, str]:
     """The work folders' SFTP server on the manager's swarm address; what a node runs to mount
     them; and the hub's environment that makes students' servers Swarm services, running the
     student image by the name the nodes pull it by. That name is in a file the hub reads at each
@@ -37,16 +38,23 @@ def prepare_hub(client: DockerClient, deployment: deploy.Deployment, images: dep
     build_homes(client, deploy.source_repo(), say)
     options = homes.server_options(deployment.classdir.root / "home", made, address, homes.PORT, deployment.labels)
     deploy.start(client, say, f"{deployment.name}-homes", None, renew=True, **options)
-    say(f"on each node labelled {homes.LAB_LABEL}=yes, with {made.folder} copied to the same path, run as root: "
-        f"{shlex.join(homes.mount_command(deployment.name, address, made))}")  # fmt: skip
+    say(
+        f"on each node labelled {homes.LAB_LABEL}=yes, with {made.folder} copied to the same path, run as root: "
+        f"{shlex.join(homes.mount_command(deployment.name, address, made))}"
+    )
     encrypted = swarm.esp_available()
     if not encrypted:
-        say("students' server networks are not encrypted: this kernel has no IPsec ESP (CONFIG_INET_ESP); the hub's "
-            "own TLS still protects a server's traffic with the hub, the proxy and the exchange")  # fmt: skip
+        say(
+            "students' server networks are not encrypted: this kernel has no IPsec ESP (CONFIG_INET_ESP); the hub's "
+            "own TLS still protects a server's traffic with the hub, the proxy and the exchange"
+        )
     named = deployment.classdir.root / "hub" / "node-image"
     write_atomic(named, images.for_nodes(images.student) + "\n")
-    return {environment.SWARM_HOMES: homes.mount_point(deployment.name), environment.NODE_IMAGE_FILE: str(named),
-            environment.SWARM_ENCRYPTED: "1" if encrypted else ""}  # fmt: skip
+    return {
+        environment.SWARM_HOMES: homes.mount_point(deployment.name),
+        environment.NODE_IMAGE_FILE: str(named),
+        environment.SWARM_ENCRYPTED: "1" if encrypted else "",
+    }
 
 
 ACROSS_THE_SWARM = deploy.Placement(publish, swarm_queue.start, prepare_hub)

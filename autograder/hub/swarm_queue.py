@@ -53,8 +53,14 @@ def queue_network(client: DockerClient, deployment: deploy.Deployment, encrypted
     name = f"{deployment.name}-queue"
     if not client.networks.list(names=[name]):
         options = {"encrypted": ""} if encrypted else {}
-        client.networks.create(name, driver="overlay", attachable=True, internal=True, options=options,
-                               labels={deploy.LABEL: deployment.name})  # fmt: skip
+        client.networks.create(
+            name,
+            driver="overlay",
+            attachable=True,
+            internal=True,
+            options=options,
+            labels={deploy.LABEL: deployment.name},
+        )
     return name
 
 
@@ -76,8 +82,11 @@ def _secret(client: DockerClient, deployment: deploy.Deployment, short: str, val
 
 def _secrets(client: DockerClient, deployment: deploy.Deployment) -> list[Any]:
     """The queue's secrets, as a worker and the recorder read them."""
-    values = {"broker": broker(deployment), "queue_key": deployment.classdir.secret("queue_key"),
-              "queue_ca": tls(deployment).ca.read_text()}  # fmt: skip
+    values = {
+        "broker": broker(deployment),
+        "queue_key": deployment.classdir.secret("queue_key"),
+        "queue_ca": tls(deployment).ca.read_text(),
+    }
     return [_secret(client, deployment, short, values[short]) for short in SECRETS]
 
 
@@ -85,8 +94,11 @@ def _prune_secrets(client: DockerClient, deployment: deploy.Deployment) -> None:
     """The class's secrets none of its services names any more (values since replaced); one a
     task still holds while it stops is left to ``hub down``."""
     mine = {"label": f"{deploy.LABEL}={deployment.name}"}
-    named = {ref["SecretName"] for service in client.services.list(filters=mine)
-             for ref in service.attrs["Spec"]["TaskTemplate"]["ContainerSpec"].get("Secrets", [])}  # fmt: skip
+    named = {
+        ref["SecretName"]
+        for service in client.services.list(filters=mine)
+        for ref in service.attrs["Spec"]["TaskTemplate"]["ContainerSpec"].get("Secrets", [])
+    }
     swarm_secrets.remove(s for s in client.secrets.list(filters=mine) if s.name not in named)
 
 
@@ -110,13 +122,16 @@ def _owner_ids(deployment: deploy.Deployment) -> dict[str, str]:
 
 def _with_secrets(argv: str) -> str:
     """A shell line that puts the queue's secrets into the environment, then runs ``argv``."""
-    return (f'export {environment.BROKER}="$(cat /run/secrets/broker)" '
-            f'{environment.QUEUE_KEY}="$(cat /run/secrets/queue_key)" '
-            f'{environment.BROKER_CA}=/run/secrets/queue_ca; exec {argv}')  # fmt: skip
+    return (
+        f'export {environment.BROKER}="$(cat /run/secrets/broker)" '
+        f'{environment.QUEUE_KEY}="$(cat /run/secrets/queue_key)" '
+        f"{environment.BROKER_CA}=/run/secrets/queue_ca; exec {argv}"
+    )
 
 
-def _class_service(deployment: deploy.Deployment, name: str, image: str, network: str, replicas: int,
-                   **spec: Any) -> dict[str, Any]:  # fmt: skip
+def _class_service(
+    deployment: deploy.Deployment, name: str, image: str, network: str, replicas: int, **spec: Any
+) -> dict[str, Any]:
     """``services.create`` keywords every service of the class has: on the queue network, reached
     by DNS round robin, as the class directory's owner with no capability and a read-only root,
     labelled as the class's; then ``spec``."""
@@ -124,19 +139,28 @@ def _class_service(deployment: deploy.Deployment, name: str, image: str, network
 
     stat = deployment.classdir.root.stat()
     return {
-        "image": image, "name": name, "networks": [network], "user": f"{stat.st_uid}:{stat.st_gid}",
-        "cap_drop": ["ALL"], "read_only": True, "endpoint_spec": EndpointSpec(mode=swarm.ENDPOINT_MODE),
-        "mode": ServiceMode("replicated", replicas), "labels": deployment.labels,
-        "container_labels": deployment.labels, **spec,
-    }  # fmt: skip
+        "image": image,
+        "name": name,
+        "networks": [network],
+        "user": f"{stat.st_uid}:{stat.st_gid}",
+        "cap_drop": ["ALL"],
+        "read_only": True,
+        "endpoint_spec": EndpointSpec(mode=swarm.ENDPOINT_MODE),
+        "mode": ServiceMode("replicated", replicas),
+        "labels": deployment.labels,
+        "container_labels": deployment.labels,
+        **spec,
+    }
 
 
 def on_this_manager(client: DockerClient) -> dict[str, Any]:
     """Placement on this engine's node, which holds the class directory; restarted whenever it stops."""
     from docker.types import RestartPolicy
 
-    return {"constraints": [f"node.id=={client.info()['Swarm']['NodeID']}"],
-            "restart_policy": RestartPolicy(condition="any", delay=1_000_000_000)}  # fmt: skip
+    return {
+        "constraints": [f"node.id=={client.info()['Swarm']['NodeID']}"],
+        "restart_policy": RestartPolicy(condition="any", delay=1_000_000_000),
+    }
 
 
 def redis_service(client: DockerClient, deployment: deploy.Deployment, network: str) -> dict[str, Any]:
@@ -147,13 +171,20 @@ def redis_service(client: DockerClient, deployment: deploy.Deployment, network: 
     data = deployment.classdir.root / "redis"
     password = _secret(client, deployment, PASSWORD, deployment.classdir.secret("redis_password"))
     return _class_service(
-        deployment, f"{deployment.name}-redis", client.images.get(REDIS_IMAGE).id, network, 1,
+        deployment,
+        f"{deployment.name}-redis",
+        client.images.get(REDIS_IMAGE).id,
+        network,
+        1,
         env=[f"REDIS_TLS_DIR={TLS_MOUNT}", f"REDIS_PASSWORD_FILE=/run/secrets/{PASSWORD}"],
-        mounts=[Mount("/data", str(data), type="bind"),
-                Mount(TLS_MOUNT, str(tls(deployment).folder), type="bind", read_only=True),
-                Mount("/tmp", None, type="tmpfs")],
-        secrets=[password], **on_this_manager(client),
-    )  # fmt: skip
+        mounts=[
+            Mount("/data", str(data), type="bind"),
+            Mount(TLS_MOUNT, str(tls(deployment).folder), type="bind", read_only=True),
+            Mount("/tmp", None, type="tmpfs"),
+        ],
+        secrets=[password],
+        **on_this_manager(client),
+    )
 
 
 def recorder_service(client: DockerClient, deployment: deploy.Deployment, image: str, network: str) -> dict[str, Any]:
@@ -163,18 +194,32 @@ def recorder_service(client: DockerClient, deployment: deploy.Deployment, image:
 
     checkout, root = str(deployment.checkout.root), str(deployment.classdir.root)
     return _class_service(
-        deployment, f"{deployment.name}-grading", client.images.get(image).id, network, 1,
+        deployment,
+        f"{deployment.name}-grading",
+        client.images.get(image).id,
+        network,
+        1,
         command=["tini", "-g", "--", "sh", "-c", _with_secrets("python -m autograder.hub.grading_service")],
         env=["HOME=/tmp", f"{environment.ROOT}={checkout}", f"{environment.CLASS_DIR}={root}", "PYTHONUNBUFFERED=1"],
-        mounts=[Mount(checkout, checkout, type="bind", read_only=True), Mount(root, root, type="bind"),
-                Mount("/tmp", None, type="tmpfs")],
-        secrets=_secrets(client, deployment), **on_this_manager(client),
+        mounts=[
+            Mount(checkout, checkout, type="bind", read_only=True),
+            Mount(root, root, type="bind"),
+            Mount("/tmp", None, type="tmpfs"),
+        ],
+        secrets=_secrets(client, deployment),
+        **on_this_manager(client),
         healthcheck=Healthcheck(test=["NONE"]),  # the image's probe is for JupyterLab, which it does not run
-    )  # fmt: skip
+    )
 
 
-def worker_service(client: DockerClient, deployment: deploy.Deployment, image: str, network: str,
-                   replicas: int, sandbox_image: str | None = None) -> dict[str, Any]:  # fmt: skip
+def worker_service(
+    client: DockerClient,
+    deployment: deploy.Deployment,
+    image: str,
+    network: str,
+    replicas: int,
+    sandbox_image: str | None = None,
+) -> dict[str, Any]:
     """``services.create`` keywords for the class's grading workers."""
     from docker.types import Healthcheck, Mount, Resources, RestartPolicy
 
@@ -184,20 +229,27 @@ def worker_service(client: DockerClient, deployment: deploy.Deployment, image: s
     argv += f" --concurrency {deployment.settings.worker_concurrency}" if deployment.settings.worker_concurrency else ""
     argv += f" --image {sandbox_image}" if sandbox_image else ""
     return _class_service(
-        deployment, f"{deployment.name}-workers", image, network, replicas,
+        deployment,
+        f"{deployment.name}-workers",
+        image,
+        network,
+        replicas,
         command=["tini", "-g", "--", "sh", "-c", f'mkdir -p "$TMPDIR" && {_with_secrets(argv)}'],
         hostname="{{.Node.Hostname}}-worker-{{.Task.Slot}}",
         env=["HOME=/tmp", f"TMPDIR={scratch}", f"{environment.ROOT}={checkout}", "PYTHONUNBUFFERED=1"],
-        mounts=[Mount(deploy.SOCKET, deploy.SOCKET, type="bind"),
-                Mount(checkout, checkout, type="bind", read_only=True),
-                Mount(swarm.SCRATCH, swarm.SCRATCH, type="bind"),
-                Mount("/tmp", None, type="tmpfs")],
-        groups=[str(os.stat(deploy.SOCKET).st_gid)], secrets=_secrets(client, deployment),
+        mounts=[
+            Mount(deploy.SOCKET, deploy.SOCKET, type="bind"),
+            Mount(checkout, checkout, type="bind", read_only=True),
+            Mount(swarm.SCRATCH, swarm.SCRATCH, type="bind"),
+            Mount("/tmp", None, type="tmpfs"),
+        ],
+        groups=[str(os.stat(deploy.SOCKET).st_gid)],
+        secrets=_secrets(client, deployment),
         constraints=[f"node.labels.{GRADE_LABEL}==yes"],
         resources=Resources(mem_reservation=worker_reservation(deployment)),
         restart_policy=RestartPolicy(condition="on-failure", delay=1_000_000_000),  # a refused worker stays down
         healthcheck=Healthcheck(test=["NONE"]),  # the image's probe is for JupyterLab: Swarm would kill them
-    )  # fmt: skip
+    )
 
 
 def manager_address(client: DockerClient) -> str:
@@ -205,8 +257,10 @@ def manager_address(client: DockerClient) -> str:
     it manages none."""
     info = client.info()["Swarm"]
     if not info.get("ControlAvailable"):
-        raise deploy.HubError("--swarm needs this engine to be a swarm manager: run `docker swarm init "
-                              "--advertise-addr ADDRESS` here first (docs/swarm.md)")  # fmt: skip
+        raise deploy.HubError(
+            "--swarm needs this engine to be a swarm manager: run `docker swarm init "
+            "--advertise-addr ADDRESS` here first (docs/swarm.md)"
+        )
     address: str = info["NodeAddr"]
     return address
 
@@ -217,8 +271,10 @@ def start(client: DockerClient, deployment: deploy.Deployment, images: deploy.Cl
     manager_address(client)
     encrypted = swarm.esp_available()
     if not encrypted:
-        say("the queue network is not encrypted: this kernel has no IPsec ESP (CONFIG_INET_ESP); the queue's own "
-            "TLS still protects it")  # fmt: skip
+        say(
+            "the queue network is not encrypted: this kernel has no IPsec ESP (CONFIG_INET_ESP); the queue's own "
+            "TLS still protects it"
+        )
     network = queue_network(client, deployment, encrypted)
     (deployment.classdir.root / "redis").mkdir(exist_ok=True)  # a service's bind mount must exist
     redis = ensure(client, redis_service(client, deployment, network), say)
@@ -256,8 +312,9 @@ def _wait_healthy(client: DockerClient, service: str) -> None:
     label = f"com.docker.swarm.service.name={service}"
     while not client.containers.list(filters={"label": label, "health": "healthy"}):
         if time.monotonic() > deadline:
-            raise deploy.HubError(f"{service} was not healthy after {READY_S:g} s: `docker service ps --no-trunc "
-                                  f"{service}` says why")  # fmt: skip
+            raise deploy.HubError(
+                f"{service} was not healthy after {READY_S:g} s: `docker service ps --no-trunc {service}` says why"
+            )
         time.sleep(0.5)
 
 
@@ -273,8 +330,9 @@ def rescale(client: DockerClient, deployment: deploy.Deployment, replicas: int) 
     return service
 
 
-def workers(client: DockerClient, deployment: deploy.Deployment, image: str, network: str,
-            sandbox_image: str | None = None) -> int:  # fmt: skip
+def workers(
+    client: DockerClient, deployment: deploy.Deployment, image: str, network: str, sandbox_image: str | None = None
+) -> int:
     """The workers' service running this spec (a new image, a new secret): made with ``[hub]
     workers`` tasks the first time, after that updated in place at the scale it has; how many."""
     name = f"{deployment.name}-workers"

@@ -95,6 +95,8 @@ def tls_options() -> dict[str, Any]:
     """What a TLS connection to the broker checks: its certificate, against the class's CA."""
     ca = os.environ.get(environment.BROKER_CA, "")
     if not os.path.isfile(ca):
-        raise BrokerError(f"a rediss:// broker needs the class's queue CA: set ${environment.BROKER_CA} to its "
-                          "file (secrets/queue-tls/ca.pem in the class directory)")  # fmt: skip
+        raise BrokerError(
+            f"a rediss:// broker needs the class's queue CA: set ${environment.BROKER_CA} to its "
+            "file (secrets/queue-tls/ca.pem in the class directory)"
+        )
     return {"ssl_cert_reqs": ssl.CERT_REQUIRED, "ssl_ca_certs": ca, "ssl_check_hostname": False}

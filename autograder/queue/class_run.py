@@ -75,9 +75,9 @@ def through_service(course: Course) -> tuple[GradeMany, str]:
     return grade_many, "the class's grading service"
 
 
-def _as_jobs(grader: Grader, todo: list[Submission], course: Course) -> tuple[
-    list[tuple[Submission, Report]], dict[str, tuple[Submission, Job]]
-]:  # fmt: skip
+def _as_jobs(
+    grader: Grader, todo: list[Submission], course: Course
+) -> tuple[list[tuple[Submission, Report]], dict[str, tuple[Submission, Job]]]:
     """Each submission as a job for the workers, by id; one no grader can read is graded here at
     once (it runs nothing), its report with the reason."""
     grading = grading_of(grader, expected_image(course.root))

@@ -55,8 +55,10 @@ class Inbox:
                     path.unlink(missing_ok=True)
                     yield job_id, report
             if waiting and time.monotonic() > deadline:
-                raise InboxError(f"the class's grading service answered none of {len(waiting)} jobs in {timeout:.0f} s: "
-                                 "is the class up (`jaxcourse hub up`), and its grading service running?")  # fmt: skip
+                raise InboxError(
+                    f"the class's grading service answered none of {len(waiting)} jobs in {timeout:.0f} s: "
+                    "is the class up (`jaxcourse hub up`), and its grading service running?"
+                )
             if waiting:
                 time.sleep(POLL)
 

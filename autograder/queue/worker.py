@@ -93,8 +93,10 @@ class Worker:
 
     def _outcome(self, job_id: str, report: Report, start: float) -> Outcome:
         seconds = round(time.monotonic() - start, 3)
-        return signed({"version": VERSION, "id": job_id, "worker": self.hostname, "seconds": seconds,
-                       "report": report.to_json()}, self.key)  # fmt: skip
+        return signed(
+            {"version": VERSION, "id": job_id, "worker": self.hostname, "seconds": seconds, "report": report.to_json()},
+            self.key,
+        )
 
     def _invalid(self, payload: Any, message: str) -> Report:
         """Zeros for every test of the job's assignment, if it names one, with the reason."""
@@ -138,10 +140,15 @@ def serve(worker: Worker, broker: str, concurrency: int, job_seconds: float, say
     threading.Thread(
         target=liveness.beat_forever, args=(app.backend.client, worker.hostname, stop), daemon=True
     ).start()
-    say(f"jaxcourse worker {worker.hostname}: {concurrency} at once, {worker.sandbox} sandbox, "
-        f"broker {shown(broker)}")  # fmt: skip
-    app.Worker(pool="threads", concurrency=concurrency, hostname=f"jaxcourse@{worker.hostname}",
-               without_gossip=True, without_mingle=True, loglevel="WARNING").start()  # fmt: skip
+    say(f"jaxcourse worker {worker.hostname}: {concurrency} at once, {worker.sandbox} sandbox, broker {shown(broker)}")
+    app.Worker(
+        pool="threads",
+        concurrency=concurrency,
+        hostname=f"jaxcourse@{worker.hostname}",
+        without_gossip=True,
+        without_mingle=True,
+        loglevel="WARNING",
+    ).start()
 
 
 def register(app: Celery, worker: Worker, job_seconds: float, say: Say) -> None:

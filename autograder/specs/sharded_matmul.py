@@ -93,8 +93,15 @@ def _choice_task(name: str, a: Layout, b: Layout) -> Task:
     )
 
 
-PLANS = ("matmul_allgather", "matmul_allreduce", "matmul_gather_both", "matmul_reduce_scatter", "matmul_reshard",
-         "collective_matmul_allgather", "collective_matmul_reduce_scatter")  # fmt: skip
+PLANS = (
+    "matmul_allgather",
+    "matmul_allreduce",
+    "matmul_gather_both",
+    "matmul_reduce_scatter",
+    "matmul_reshard",
+    "collective_matmul_allgather",
+    "collective_matmul_reduce_scatter",
+)
 COMM_BYTES_CASES = tuple(Case(args=(strategy, 32, 16, 8, 8, 4)) for strategy in PLANS) + (
     Case(args=("matmul_reshard", 16, 8, 12, 4, 2)),
 )

@@ -93,8 +93,10 @@ def _traffic_problem(
     got, ref = mine["traffic"], theirs["traffic"]
     if got is None:
         loops = ", ".join(sorted(set(m["census"]["unbounded"])))
-        text = (f"{loops} runs inside a loop whose trip count XLA cannot determine, so what it sends cannot be "
-                f"bounded; {UNBOUNDED_LOOP}")  # fmt: skip
+        text = (
+            f"{loops} runs inside a loop whose trip count XLA cannot determine, so what it sends cannot be "
+            f"bounded; {UNBOUNDED_LOOP}"
+        )
         return Problem(text, "what it sends cannot be bounded (a loop of unknown length)")
     if ref is None:
         return None
@@ -107,9 +109,11 @@ def _traffic_problem(
     if not least:
         text = f"sends {sent:,.0f} bytes per device {where}, where the reference sends none: {bound.why}"
     else:
-        text = (f"sends {ratio(sent, least)} the reference's bytes per device {where} ({sent:,.0f} against "
-                f"{least:,.0f} on the same mesh; at most {bound.ratio:g}x{_wire(m['census'])}){_least(targets)}: "
-                f"{bound.why}")  # fmt: skip
+        text = (
+            f"sends {ratio(sent, least)} the reference's bytes per device {where} ({sent:,.0f} against "
+            f"{least:,.0f} on the same mesh; at most {bound.ratio:g}x{_wire(m['census'])}){_least(targets)}: "
+            f"{bound.why}"
+        )
     hidden = f"it sends more than {bound.ratio:g}x the reference's bytes {where}: {bound.why}"
     return Problem(text, hidden, _excess(sent, least, bound))
 
@@ -147,8 +151,10 @@ def _resident_problem(
     hidden = f"a device holds more than {bound.ratio:g}x the reference's results after the call: {bound.why}"
     leaves = list(zip(m.get("memory", []), m.get("reference_memory", [])))
     if not leaves:
-        text = (f"holds {ratio(got, ref)} the reference's results per device after the call ({got:,} bytes "
-                f"against {ref:,}; at most {bound.ratio:g}x): {bound.why}")  # fmt: skip
+        text = (
+            f"holds {ratio(got, ref)} the reference's results per device after the call ({got:,} bytes "
+            f"against {ref:,}; at most {bound.ratio:g}x): {bound.why}"
+        )
         return Problem(text, hidden, _excess(got, ref, bound))
     (path, held, whole), (_, kept, _) = next(
         ((mine_leaf, ref_leaf) for mine_leaf, ref_leaf in leaves if mine_leaf[1] > ref_leaf[1]), leaves[0]

@@ -68,8 +68,13 @@ def figure(task: Task, part: str, visible: ArrayMeasured, correct: ArrayMeasured
         hops = next(((c, m) for c, m in shown if skips_neighbours(task, m["census"])), None)
         if hops:
             census = hops[1]["census"]
-            return _traffic_figure("value-hops", census["link_values_per_device"], census["values_per_device"],
-                                   hops[1]["reference_census"].get("link_values_per_device"), hops[0])  # fmt: skip
+            return _traffic_figure(
+                "value-hops",
+                census["link_values_per_device"],
+                census["values_per_device"],
+                hops[1]["reference_census"].get("link_values_per_device"),
+                hops[0],
+            )
         return _overlap_figure(shown) if task.overlapped else None
     if part == "memory":
         return _memory_figure(task, shown)
@@ -87,8 +92,14 @@ def _traffic_figure(
     """What ``case`` sent against the least it could, where both are known."""
     if sent is None or minimum is None:
         return None
-    return {"kind": "traffic", "unit": unit, "sent": sent, "minimum": minimum, "reference": reference,
-            "case": case.label()}  # fmt: skip
+    return {
+        "kind": "traffic",
+        "unit": unit,
+        "sent": sent,
+        "minimum": minimum,
+        "reference": reference,
+        "case": case.label(),
+    }
 
 
 def _overlap_figure(shown: ArrayMeasured) -> OverlapFigure | None:
@@ -97,8 +108,13 @@ def _overlap_figure(shown: ArrayMeasured) -> OverlapFigure | None:
         return None
     case, m = shown[0]
     steps, waits = ring_size(case), m.get("matmul_waits", [])
-    return {"kind": "overlap", "steps": steps, "waits": waits, "ok": not overlap_problem(waits, steps),
-            "case": case.label()}  # fmt: skip
+    return {
+        "kind": "overlap",
+        "steps": steps,
+        "waits": waits,
+        "ok": not overlap_problem(waits, steps),
+        "case": case.label(),
+    }
 
 
 def _memory_figure(task: Task, shown: ArrayMeasured) -> MemoryFigure | None:

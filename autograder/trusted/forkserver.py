@@ -33,8 +33,18 @@ class NotForkSafe(JaxcourseError):
 
 
 # What a job imports, imported once here: JAX, and the judges with everything they import.
-WARM = ("jax", "jax.numpy", "jax.export", "jax.monitoring", "numpy", "cloudpickle", "scipy.linalg",
-        "autograder.trusted.worker", "autograder.trusted.kinds", "autograder.specs")  # fmt: skip
+WARM = (
+    "jax",
+    "jax.numpy",
+    "jax.export",
+    "jax.monitoring",
+    "numpy",
+    "cloudpickle",
+    "scipy.linalg",
+    "autograder.trusted.worker",
+    "autograder.trusted.kinds",
+    "autograder.specs",
+)
 
 
 def warm_up() -> None:

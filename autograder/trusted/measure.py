@@ -60,17 +60,24 @@ def peak_bytes(compiled: Any) -> int | None:
     stats = compiled.memory_analysis()
     if stats is None:
         return None
-    return int(stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
-               - stats.alias_size_in_bytes)  # fmt: skip
+    return int(
+        stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes - stats.alias_size_in_bytes
+    )
 
 
 def measured(values: Verdict, structure: ProgramStructure, reference: ProgramStructure) -> ArrayMeasurement:
     """A case's verdict on its values, with what its program does beside what the reference's
     does on the same case."""
-    return {"values": values, "asked": structure["asked"], "census": structure["census"],
-            "out_spec": structure["out_spec"], "matmul_waits": structure["matmul_waits"],
-            "signature": structure["signature"], "reference_census": reference["census"],
-            "reference_signature": reference["signature"]}  # fmt: skip
+    return {
+        "values": values,
+        "asked": structure["asked"],
+        "census": structure["census"],
+        "out_spec": structure["out_spec"],
+        "matmul_waits": structure["matmul_waits"],
+        "signature": structure["signature"],
+        "reference_census": reference["census"],
+        "reference_signature": reference["signature"],
+    }
 
 
 def host_value(out: Any) -> tuple[np.ndarray, str]:

@@ -13,9 +13,15 @@ from ..core.hlo import custom_call_targets
 from ..core.records import Measurement, fail
 
 ALLOWED_CUSTOM_CALLS = frozenset(
-    {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "xla.sdy.GlobalToLocalShape",
-     "xla.sdy.LocalToGlobalShape", "xla.sdy.FuncResultSharding"}
-)  # fmt: skip
+    {
+        "Sharding",
+        "SPMDFullToShardShape",
+        "SPMDShardToFullShape",
+        "xla.sdy.GlobalToLocalShape",
+        "xla.sdy.LocalToGlobalShape",
+        "xla.sdy.FuncResultSharding",
+    }
+)
 MAX_ARTIFACT_BYTES = 8 << 20
 
 

@@ -72,8 +72,13 @@ def _varying_figure(test: Evaluation) -> ShardingFigure | None:
         return None
     _, arrays = reference.load(test["reference"])
     expected = arrays["value"]
-    return {"kind": "sharding", "mesh": spec.axis_sizes, "shape": list(expected.shape),
-            "expected": pspec.normalize(sig["out_spec"] or [], expected.ndim), "varying": varying}  # fmt: skip
+    return {
+        "kind": "sharding",
+        "mesh": spec.axis_sizes,
+        "shape": list(expected.shape),
+        "expected": pspec.normalize(sig["out_spec"] or [], expected.ndim),
+        "varying": varying,
+    }
 
 
 def _aval_spec(aval: Any, mesh: Any) -> Any:

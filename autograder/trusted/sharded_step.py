@@ -45,9 +45,13 @@ def _held(sig: ShardedStepSig, outs: list[Any]) -> list[tuple[str, int, int]]:
 
 
 def measure_outputs(
-    call: Callable[..., Any], sig: ShardedStepSig, seed: int, reference: dict[str, Any], expected: list[np.ndarray],
+    call: Callable[..., Any],
+    sig: ShardedStepSig,
+    seed: int,
+    reference: dict[str, Any],
+    expected: list[np.ndarray],
     tolerance: tuple[float, float],
-) -> ArrayMeasurement:  # fmt: skip
+) -> ArrayMeasurement:
     """Run ``call`` (the flat step) on the case's inputs; values, program and memory held, beside
     the ``reference`` record's."""
     mesh = MeshSpec.parse(sig["mesh"]).build()
@@ -109,9 +113,12 @@ def measure(test: Evaluation) -> Measurement:
 
 
 def _against(
-    call: Callable[..., Any], sig: ShardedStepSig, seed: int, expected: tuple[dict[str, Any], dict[str, np.ndarray]],
+    call: Callable[..., Any],
+    sig: ShardedStepSig,
+    seed: int,
+    expected: tuple[dict[str, Any], dict[str, np.ndarray]],
     tolerance: tuple[float, float],
-) -> ArrayMeasurement:  # fmt: skip
+) -> ArrayMeasurement:
     """The step's outputs against the reference's."""
     record, arrays = expected
     outs = [arrays[f"out{i}"] for i in range(len(record["dtypes"]))]

@@ -59,8 +59,10 @@ def check_meshes(reported: dict[str, Any]) -> None:
 
 COMPILE_CACHE_BYTES = 2 << 30  # the trusted side's compiled programs kept on disk, at most
 # JAX's monitoring events for the persistent compile cache, and what a profile calls them.
-CACHE_EVENTS = {"/jax/compilation_cache/cache_hits": "compile cache hits",
-                "/jax/compilation_cache/cache_misses": "compile cache misses"}  # fmt: skip
+CACHE_EVENTS = {
+    "/jax/compilation_cache/cache_hits": "compile cache hits",
+    "/jax/compilation_cache/cache_misses": "compile cache misses",
+}
 
 
 def use_compile_cache(path: str, max_bytes: int = COMPILE_CACHE_BYTES) -> dict[str, int]:

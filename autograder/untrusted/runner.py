@@ -234,9 +234,12 @@ def main(argv: list[str]) -> int:
 
 
 def _phase(
-    planned: list[PlannedCall], notebook: NotebookRun, namespace: dict[str, Any], watch: Stopwatch,
+    planned: list[PlannedCall],
+    notebook: NotebookRun,
+    namespace: dict[str, Any],
+    watch: Stopwatch,
     timed_out: dict[str, CallResult],
-) -> tuple[Results, dict[str, bytes]]:  # fmt: skip
+) -> tuple[Results, dict[str, bytes]]:
     """One phase's results (its calls, if the notebook ran) and the artifacts they name."""
     tests: dict[str, CallResult] = {}
     meshes: dict[str, Any] = {}

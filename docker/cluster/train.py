@@ -21,8 +21,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     me = jax.process_index()
-    print(f"process {me} of {jax.process_count()}: {jax.local_device_count()} local of {jax.device_count()} "
-          f"{jax.devices()[0].platform} devices")  # fmt: skip
+    print(
+        f"process {me} of {jax.process_count()}: {jax.local_device_count()} local of {jax.device_count()} "
+        f"{jax.devices()[0].platform} devices"
+    )
     _, losses = train(args.steps, args.seed)
     if me == 0:
         for step, loss in enumerate(losses):

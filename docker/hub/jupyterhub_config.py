@@ -151,9 +151,16 @@ def prepare_server(spawner):
     and no way to the queue, since a browser opens it: `jaxcourse grade --class` there, and
     formgrader's Autograde, ask the class's grading service (`--sandbox service`), whose workers
     grade in their sandboxes."""
-    spawner.network_name = networks.attach(docker.from_env(), network_of(spawner), HUB_NAME,
-                                           CLASS_LABELS, SUBNETS, spawner.user.name,
-                                           overlay=bool(SWARM_HOMES), encrypted=ENCRYPTED)  # fmt: skip
+    spawner.network_name = networks.attach(
+        docker.from_env(),
+        network_of(spawner),
+        HUB_NAME,
+        CLASS_LABELS,
+        SUBNETS,
+        spawner.user.name,
+        overlay=bool(SWARM_HOMES),
+        encrypted=ENCRYPTED,
+    )
     why = quota.over(CLASS_DIR / "home" / spawner.user.name, quota.size_bytes(WORK_QUOTA))
     if why:
         raise RuntimeError(why)  # the hub shows it on the spawn page: the server does not start
@@ -212,17 +219,27 @@ def on_the_swarm(spawner, instructor, user):
         spawner.extra_placement_spec = {"constraints": [f"node.labels.{homes.LAB_LABEL}==yes"]}
     scratch = int(quota.size_bytes(SCRATCH))
     spawner.extra_container_spec = {
-        "mounts": spawner.mounts + [Mount("/tmp", None, type="tmpfs", tmpfs_size=scratch, tmpfs_mode=0o1777),
-                                    Mount("/home/jovyan", None, type="tmpfs", tmpfs_size=scratch, tmpfs_mode=0o1777)],
-        "read_only": True, "cap_drop": ["ALL"], "healthcheck": Healthcheck(test=TLS_PROBE, interval=30 * 10**9),
+        "mounts": spawner.mounts
+        + [
+            Mount("/tmp", None, type="tmpfs", tmpfs_size=scratch, tmpfs_mode=0o1777),
+            Mount("/home/jovyan", None, type="tmpfs", tmpfs_size=scratch, tmpfs_mode=0o1777),
+        ],
+        "read_only": True,
+        "cap_drop": ["ALL"],
+        "healthcheck": Healthcheck(test=TLS_PROBE, interval=30 * 10**9),
         **({"user": user} if instructor else {}),
-    }  # fmt: skip
+    }
 
 
 # The image's probe asks its server in plain HTTP; with internal TLS, a server takes only callers
 # the hub's CAs vouch for (the hub, the proxy), so a probe shows that it answers TLS on its port.
-TLS_PROBE = ["CMD", "python3", "-c", "import socket, ssl; ssl._create_unverified_context().wrap_socket("
-             "socket.create_connection(('127.0.0.1', 8888), timeout=3)).close()"]  # fmt: skip
+TLS_PROBE = [
+    "CMD",
+    "python3",
+    "-c",
+    "import socket, ssl; ssl._create_unverified_context().wrap_socket("
+    "socket.create_connection(('127.0.0.1', 8888), timeout=3)).close()",
+]
 c.Spawner.pre_spawn_hook = prepare_server
 if SWARM_HOMES:
     from dockerspawner import SwarmSpawner
@@ -256,8 +273,9 @@ if SWARM_HOMES:
         async def move_certs(self, paths):
             """Her server's key, certificate and trusted CAs reach her node as Swarm secrets
             (autograder/hub/server_tls.py), readable by her server's user only."""
-            secrets, moved = await asyncio.to_thread(server_tls.as_secrets, docker.from_env(), CLASS_LABELS,
-                                                     self.service_name, paths, runs_as(self))  # fmt: skip
+            secrets, moved = await asyncio.to_thread(
+                server_tls.as_secrets, docker.from_env(), CLASS_LABELS, self.service_name, paths, runs_as(self)
+            )
             self.extra_container_spec = {**self.extra_container_spec, "secrets": secrets}
             return moved
 

@@ -168,8 +168,15 @@ def test_the_sandbox_clears_what_its_containers_user_locked(cpu_image, client, t
     (folder / "out").mkdir(parents=True)
     (folder / "out").chmod(0o777)
     script = "mkdir /out/locked && touch /out/locked/inside && chmod 0 /out/locked"
-    client.containers.run(cpu_image, entrypoint=["sh", "-c", script], command=[], user="1000:100", remove=True,
-                          volumes=[f"{folder / 'out'}:/out:rw"], network_mode="none")  # fmt: skip
+    client.containers.run(
+        cpu_image,
+        entrypoint=["sh", "-c", script],
+        command=[],
+        user="1000:100",
+        remove=True,
+        volumes=[f"{folder / 'out'}:/out:rw"],
+        network_mode="none",
+    )
     assert (folder / "out" / "locked").stat().st_uid == 1000
     DockerSandbox(cpu_image, Limits(), client).clear(folder)
     assert list(folder.iterdir()) == []

@@ -24,8 +24,20 @@ WRONG = ("ring_wrong_direction", "uses_all_gather", "layernorm_gathers_rows", "f
 
 
 def _grade(course, image: str) -> list[str]:
-    return [sys.executable, "-m", "autograder.cli", "grade", ASSIGNMENT, "--sandbox", "docker", "--image", image,
-            "--jobs", "2", "--quiet"]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "autograder.cli",
+        "grade",
+        ASSIGNMENT,
+        "--sandbox",
+        "docker",
+        "--image",
+        image,
+        "--jobs",
+        "2",
+        "--quiet",
+    ]
 
 
 def test_killed_grader_resumes_and_records_everyone_once(tmp_path, cpu_image, client):
@@ -40,8 +52,9 @@ def test_killed_grader_resumes_and_records_everyone_once(tmp_path, cpu_image, cl
     graded = course.nbgrader_root / "graded" / ASSIGNMENT
     env = {**os.environ, "JAXCOURSE_ROOT": str(course.root)}
 
-    first = subprocess.Popen(_grade(course, cpu_image), cwd=course.root, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    first = subprocess.Popen(
+        _grade(course, cpu_image), cwd=course.root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 300
     while len(list(graded.glob("*/results.json"))) < 2 and time.monotonic() < deadline and first.poll() is None:
         time.sleep(0.2)

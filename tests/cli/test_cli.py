@@ -108,8 +108,12 @@ def test_check_outside_a_course_uses_the_shipped_records(course, tmp_path):
 # The class below: who is graded, and who gets a row of zeros with the reason (every malformed
 # kind from tests/helpers/malformed.py beside them, each its own student).
 GRADED = {"alice", "frank"}
-INVALID = {"carol": "is not a readable notebook (not JSON", "dave": "is for 02_sharded_matmul, not 01_collectives",
-           "erin": "no notebook at", **{k.name: k.reason for k in KINDS}}  # fmt: skip
+INVALID = {
+    "carol": "is not a readable notebook (not JSON",
+    "dave": "is for 02_sharded_matmul, not 01_collectives",
+    "erin": "no notebook at",
+    **{k.name: k.reason for k in KINDS},
+}
 STUDENTS = len(GRADED) + 1 + len(INVALID)  # bob's notebook raises
 
 
@@ -133,8 +137,20 @@ def graded_class(course, tmp_path_factory):
         (submitted / kind.name / ASSIGNMENT).mkdir(parents=True)
         kind.write(submitted / kind.name / ASSIGNMENT / NOTEBOOK, solved_notebook(course))
     out = tmp_path_factory.mktemp("graded")
-    done = run("grade", ASSIGNMENT, "--submissions", str(submitted), "--out", str(out), "--jobs", "2",
-               "--sandbox", "process", "--profile", cwd=course.root)  # fmt: skip
+    done = run(
+        "grade",
+        ASSIGNMENT,
+        "--submissions",
+        str(submitted),
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--sandbox",
+        "process",
+        "--profile",
+        cwd=course.root,
+    )
     return done, out, submitted
 
 
@@ -154,8 +170,11 @@ def test_grade_reports_every_student_and_exits_zero(graded_class):
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == ["student_id", "assignment", "score", "max_score", "status"]
     got = {r["student_id"]: (r["score"], r["status"]) for r in rows}
-    assert got == {**dict.fromkeys(GRADED, (f"{TOTAL:g}", "graded")), "bob": ("0", "error"),
-                   **dict.fromkeys(INVALID, ("0", "invalid"))}  # fmt: skip
+    assert got == {
+        **dict.fromkeys(GRADED, (f"{TOTAL:g}", "graded")),
+        "bob": ("0", "error"),
+        **dict.fromkeys(INVALID, ("0", "invalid")),
+    }
     for student, reason in INVALID.items():
         message = json.loads((out / student / "results.json").read_text())["message"]
         assert reason in message and "\n" not in message, (student, message)
@@ -203,8 +222,12 @@ def test_grades_land_in_nbgraders_gradebook(graded_class, course):
         cell = gb.find_grade("test_ring_all_gather", "01_collectives", ASSIGNMENT, "alice")
         assert cell.score == cell.max_score == get(ASSIGNMENT).task("ring_all_gather").max_score
     exported = course.root / "nbgrader-grades.csv"
-    done = subprocess.run([sys.executable, "-m", "nbgrader", "export", f"--to={exported}"],
-                          cwd=course.nbgrader_root, capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "export", f"--to={exported}"],
+        cwd=course.nbgrader_root,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     with open(exported) as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT}

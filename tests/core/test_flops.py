@@ -57,9 +57,16 @@ def test_a_ring_counts_one_device_s_blocks_on_every_step():
             out = out + a @ b
         return out
 
-    sig = {"mesh": "8:i", "axis": "i", "kwargs": {}, "out_spec": None,
-           "inputs": [{"shape": [32, 16], "dtype": "float32", "spec": [["i"]]},
-                      {"shape": [16, 8], "dtype": "float32", "spec": [None, ["i"]]}]}  # fmt: skip
+    sig = {
+        "mesh": "8:i",
+        "axis": "i",
+        "kwargs": {},
+        "out_spec": None,
+        "inputs": [
+            {"shape": [32, 16], "dtype": "float32", "spec": [["i"]]},
+            {"shape": [16, 8], "dtype": "float32", "spec": [None, ["i"]]},
+        ],
+    }
     wrapped, structs, mesh = build(ring, sig)
     with jax.set_mesh(mesh):
         hlo = wrapped.lower(*structs).compile(known_options()).as_text()

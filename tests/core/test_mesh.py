@@ -29,9 +29,15 @@ def test_parse(text, shape, names):
 
 @pytest.mark.parametrize(
     "text, why",
-    [("8", "write sizes"), ("2x4:x", "2 sizes but 1 axis"), ("2x2:x,x", "must differ"),
-     ("0:i", "at least 1"), ("2*4:x,y", "write sizes"), ("", "write sizes")],
-)  # fmt: skip
+    [
+        ("8", "write sizes"),
+        ("2x4:x", "2 sizes but 1 axis"),
+        ("2x2:x,x", "must differ"),
+        ("0:i", "at least 1"),
+        ("2*4:x,y", "write sizes"),
+        ("", "write sizes"),
+    ],
+)
 def test_bad_mesh_strings_say_what_to_write(text, why):
     with pytest.raises(MeshSpecError, match=why):
         MeshSpec.parse(text)
@@ -45,8 +51,13 @@ def test_mesh_needing_more_devices_than_jax_has():
 def test_signature_pins_shape_names_types_devices_platform():
     a = mesh_signature(MeshSpec.parse("2x4:x,y").build())
     b = mesh_signature(MeshSpec.parse("4x2:x,y").build())
-    assert a == {"shape": [2, 4], "names": ["x", "y"], "axis_types": ["Explicit", "Explicit"],
-                 "device_ids": list(range(8)), "platform": "cpu"}  # fmt: skip
+    assert a == {
+        "shape": [2, 4],
+        "names": ["x", "y"],
+        "axis_types": ["Explicit", "Explicit"],
+        "device_ids": list(range(8)),
+        "platform": "cpu",
+    }
     assert a != b
 
 

@@ -131,8 +131,9 @@ def test_the_command_runs_a_cluster_script_and_exits_nonzero_when_a_process_fail
 def test_a_batch_job_prints_its_id_and_its_output_file(slurm_cluster, tmp_path):
     done = _cli(tmp_path, ["--via", "slurm", "--batch", "-n", "2", "-d", "2"])
     assert done.returncode == 0, done.stderr
-    match = re.fullmatch(r"submitted batch job (\d+); its output goes to (\S+) \(squeue -j \d+; scancel \d+ stops it\)\n",
-                         done.stdout)  # fmt: skip
+    match = re.fullmatch(
+        r"submitted batch job (\d+); its output goes to (\S+) \(squeue -j \d+; scancel \d+ stops it\)\n", done.stdout
+    )
     assert match, done.stdout
     job, output = match[1], tmp_path / f"jaxcourse-{match[1]}.out"
     assert match[2] == str(output)
@@ -151,15 +152,24 @@ def test_cluster_up_twice_is_a_no_op_and_down_with_nothing_running_says_so(slurm
     assert said == [f"the cluster is already up (partition course on localhost; state in {slurm_cluster.state})"]
     assert [slurm_cluster.pid_file(d).read_text() for d in cluster.DAEMONS] == pids  # nothing restarted
     empty = tmp_path / "no-cluster"
-    done = subprocess.run([sys.executable, "-m", "autograder.cli", "cluster", "down", "--state", str(empty)],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "autograder.cli", "cluster", "down", "--state", str(empty)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and done.stdout == f"no cluster is running (state in {empty})\n", done
     assert cluster.running(slurm_cluster) == list(cluster.DAEMONS)  # the session's cluster is untouched
 
 
 def test_cluster_up_without_the_packages_names_the_apt_get_command(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "autograder.cli", "cluster", "up", "--state", str(tmp_path)],
-                          capture_output=True, text=True, timeout=60, env={"PATH": str(tmp_path)})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "autograder.cli", "cluster", "up", "--state", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": str(tmp_path)},
+    )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert done.stderr.endswith("not found: apt-get install -y slurm-wlm munge openmpi-bin (as root), then try again\n")

@@ -82,10 +82,15 @@ def test_not_a_zip_is_refused(tmp_path):
     "lms, members",
     [
         ("canvas", ["doejane_111_9_01_collectives.ipynb", "doejane_222_8_01_collectives.ipynb"]),
-        ("moodle", ["Jane Doe_111_assignsubmission_file_/01_collectives.ipynb",
-                    "Jane Doe_222_assignsubmission_file_/01_collectives.ipynb"]),
+        (
+            "moodle",
+            [
+                "Jane Doe_111_assignsubmission_file_/01_collectives.ipynb",
+                "Jane Doe_222_assignsubmission_file_/01_collectives.ipynb",
+            ],
+        ),
     ],
-)  # fmt: skip
+)
 def test_two_participants_of_one_name_are_kept_apart_by_their_lms_id(tmp_path, lms, members):
     archive = tmp_path / "all.zip"
     with zipfile.ZipFile(archive, "w") as zf:

@@ -113,8 +113,9 @@ def test_after_the_due_date_late_work_is_taken_or_refused_as_the_rules_say(excha
 def test_an_unreleased_assignment_cannot_be_submitted(exchange):
     url, _, _ = exchange
     body = {"files": {"x.ipynb": base64.b64encode(b"{}").decode()}}
-    got = requests.post(f"{url}/assignments/02_sharded_matmul/submissions", json=body, headers={"X-User": "ada"},
-                        timeout=30)  # fmt: skip
+    got = requests.post(
+        f"{url}/assignments/02_sharded_matmul/submissions", json=body, headers={"X-User": "ada"}, timeout=30
+    )
     assert got.status_code == 404 and got.json()["error"] == "02_sharded_matmul has not been released"
 
 
@@ -157,8 +158,10 @@ def _slow_upload(url: str, user: str) -> socket.socket:
 
     parts = urlsplit(url)
     sock = socket.create_connection((parts.hostname, parts.port), timeout=10)
-    head = (f"POST {parts.path}/assignments/{A}/submissions HTTP/1.1\r\nHost: x\r\nX-User: {user}\r\n"
-            f"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n")  # fmt: skip
+    head = (
+        f"POST {parts.path}/assignments/{A}/submissions HTTP/1.1\r\nHost: x\r\nX-User: {user}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+    )
     sock.sendall(head.encode() + b'{"files": {"a.ipynb": "')
     return sock
 

@@ -34,8 +34,9 @@ UNSOLVED_FAILURES = {
 
 
 def nbgrader(course, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course.nbgrader_root,
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args], cwd=course.nbgrader_root, capture_output=True, text=True, timeout=900
+    )
 
 
 @pytest.mark.parametrize("assignment", RELEASED)

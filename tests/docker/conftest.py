@@ -28,9 +28,13 @@ def lab_container(client, cpu_image, tmp_path_factory) -> Iterator[Lab]:
     """The cpu image serving JupyterLab on a free 127.0.0.1 port, with a host work directory."""
     work = jovyan_dir(tmp_path_factory.mktemp("lab-work"))
     token = "test-" + os.urandom(12).hex()
-    options = dict(image=cpu_image, environment={"JUPYTER_TOKEN": token}, user="1000:100",
-                   ports={"8888/tcp": ("127.0.0.1", None)},
-                   volumes={str(work): {"bind": lab.WORK_IN_CONTAINER, "mode": "rw"}})  # fmt: skip
+    options = dict(
+        image=cpu_image,
+        environment={"JUPYTER_TOKEN": token},
+        user="1000:100",
+        ports={"8888/tcp": ("127.0.0.1", None)},
+        volumes={str(work): {"bind": lab.WORK_IN_CONTAINER, "mode": "rw"}},
+    )
     with running(client, **options) as container:
         healthy_s = lab.wait_healthy(container)
         container.reload()

@@ -42,8 +42,12 @@ def test_browser_sees_file_browser_and_assignments(lab_container, sources):
         for expected in (*released, *lectures):
             assert expected in names, f"the file browser shows {names}, not {expected!r}"
         _open_menu_item(page, MENU, ITEM)
-        text = page.wait_for(f"{RELEASED} && document.querySelector('#nbgrader-assignment-list').innerText",
-                             "nbgrader's Assignments panel")  # fmt: skip
-        page.wait_for(f"document.querySelector('#nbgrader-assignment-list').innerText.includes({released[0]!r})",
-                      f"assignment {released[0]} in the panel")  # fmt: skip
+        text = page.wait_for(
+            f"{RELEASED} && document.querySelector('#nbgrader-assignment-list').innerText",
+            "nbgrader's Assignments panel",
+        )
+        page.wait_for(
+            f"document.querySelector('#nbgrader-assignment-list').innerText.includes({released[0]!r})",
+            f"assignment {released[0]} in the panel",
+        )
         assert images.COURSE_ID in page.eval("document.querySelector('#nbgrader-assignment-list').innerText"), text

@@ -68,8 +68,12 @@ def test_serves_as_another_uid(client, cpu_image, tmp_path):
     work.mkdir()
     if os.geteuid() == 0:
         os.chown(work, uid, uid)
-    options = dict(image=cpu_image, user=f"{uid}:{uid}", environment={"JUPYTER_TOKEN": "t"},
-                   volumes={str(work): {"bind": lab.WORK_IN_CONTAINER, "mode": "rw"}})  # fmt: skip
+    options = dict(
+        image=cpu_image,
+        user=f"{uid}:{uid}",
+        environment={"JUPYTER_TOKEN": "t"},
+        volumes={str(work): {"bind": lab.WORK_IN_CONTAINER, "mode": "rw"}},
+    )
     with running(client, **options) as container:
         lab.wait_healthy(container)
     assert (work / ".jaxcourse" / "seeded.json").stat().st_uid == uid, "the work dir was not filled as the user"
@@ -81,8 +85,13 @@ def test_jax_sees_eight_cpu_devices(lab_container):
 
 
 def test_device_count_follows_jaxcourse_num_devices(client, cpu_image):
-    code, out = run_once(client, cpu_image, ["python", "-c", "import jax; print('devices', jax.device_count())"],
-                         environment={"JAXCOURSE_NUM_DEVICES": "4"}, network_mode="none")  # fmt: skip
+    code, out = run_once(
+        client,
+        cpu_image,
+        ["python", "-c", "import jax; print('devices', jax.device_count())"],
+        environment={"JAXCOURSE_NUM_DEVICES": "4"},
+        network_mode="none",
+    )
     assert code == 0 and "devices 4" in out, out
 
 
@@ -141,8 +150,13 @@ def test_released_notebooks_run_without_network(client, cpu_image, sources, tmp_
         f"--output-dir /out --output {i}.ipynb {t}"
         for i, t in enumerate(targets)
     )
-    code, log = run_once(client, cpu_image, ["bash", "-c", script], network_mode="none",
-                         volumes={str(out): {"bind": "/out", "mode": "rw"}})  # fmt: skip
+    code, log = run_once(
+        client,
+        cpu_image,
+        ["bash", "-c", script],
+        network_mode="none",
+        volumes={str(out): {"bind": "/out", "mode": "rw"}},
+    )
     assert code == 0, log[-3000:]
     for i, target in enumerate(targets):
         cells = [c for c in json.loads((out / f"{i}.ipynb").read_text())["cells"] if c["cell_type"] == "code"]
@@ -150,8 +164,11 @@ def test_released_notebooks_run_without_network(client, cpu_image, sources, tmp_
         assert not [o for o in cells[0].get("outputs", []) if o["output_type"] == "error"], (
             f"{target}: the setup cell failed"
         )
-        unexpected = [f"{o['ename']}: {o['evalue'][:200]}" for o in errors
-                      if o["ename"] not in UNSOLVED and "NotImplementedError" not in "".join(o["traceback"])]  # fmt: skip
+        unexpected = [
+            f"{o['ename']}: {o['evalue'][:200]}"
+            for o in errors
+            if o["ename"] not in UNSOLVED and "NotImplementedError" not in "".join(o["traceback"])
+        ]
         assert not unexpected, f"{target} failed for a reason other than unsolved stubs: {unexpected}"
 
 

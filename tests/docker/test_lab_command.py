@@ -30,8 +30,15 @@ def _as_from_a_terminal() -> None:
 
 
 def start(argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
-    return subprocess.Popen([*JAXCOURSE, *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            cwd=REPO, env=os.environ | (env or {}), preexec_fn=_as_from_a_terminal)  # fmt: skip
+    return subprocess.Popen(
+        [*JAXCOURSE, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=REPO,
+        env=os.environ | (env or {}),
+        preexec_fn=_as_from_a_terminal,
+    )
 
 
 def read_until_url(proc: subprocess.Popen, timeout: float = 300) -> tuple[str, str, list[str]]:
@@ -92,8 +99,10 @@ def _course_tree(tmp_path: Path, release: Path) -> Path:
 
 def test_lab_without_docker_serves_from_the_local_venv(course, tmp_path):
     port, work = free_port(), tmp_path / "work"
-    env = {"DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock",
-           "JAXCOURSE_ROOT": str(_course_tree(tmp_path, course.nbgrader_root / "release"))}  # fmt: skip
+    env = {
+        "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock",
+        "JAXCOURSE_ROOT": str(_course_tree(tmp_path, course.nbgrader_root / "release")),
+    }
     proc = start(["lab", "--port", str(port), "--work", str(work)], env)
     try:
         url, token, before = read_until_url(proc, timeout=120)
@@ -102,8 +111,9 @@ def test_lab_without_docker_serves_from_the_local_venv(course, tmp_path):
         assert any("8 simulated CPU devices" in line for line in before), before
         headers = {"Authorization": f"token {token}"}
         assert requests.get(f"{url}/api/status", timeout=30).status_code == 403
-        listing = requests.get(f"{url}/assignments", params={"course_id": images.COURSE_ID}, headers=headers,
-                               timeout=60).json()  # fmt: skip
+        listing = requests.get(
+            f"{url}/assignments", params={"course_id": images.COURSE_ID}, headers=headers, timeout=60
+        ).json()
         names = {a["assignment_id"] for a in listing["value"]}
         assert names == {p.name for p in (course.nbgrader_root / "release").iterdir() if p.is_dir()}, listing
         assert requests.get(f"{url}/formgrader", headers=headers, timeout=30).status_code == 404
@@ -114,11 +124,14 @@ def test_lab_without_docker_serves_from_the_local_venv(course, tmp_path):
         requests.get(f"{url}/api", timeout=5)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["lab", "--port", "70000"], "outside 1-65535"),
-    (["lab", "--variant", "gpu"], "invalid choice"),
-    (["image", "build", "--variant", "arm"], "invalid choice"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["lab", "--port", "70000"], "outside 1-65535"),
+        (["lab", "--variant", "gpu"], "invalid choice"),
+        (["image", "build", "--variant", "arm"], "invalid choice"),
+    ],
+)
 def test_bad_input_is_one_line_and_non_zero(argv, message):
     done = subprocess.run([*JAXCOURSE, *argv], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert done.returncode != 0
@@ -129,7 +142,8 @@ def test_bad_input_is_one_line_and_non_zero(argv, message):
 def test_lab_refuses_a_file_as_work_dir(tmp_path):
     not_a_dir = tmp_path / "notes.txt"
     not_a_dir.write_text("")
-    done = subprocess.run([*JAXCOURSE, "lab", "--local", "--work", str(not_a_dir)], capture_output=True,
-                          text=True, cwd=REPO, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [*JAXCOURSE, "lab", "--local", "--work", str(not_a_dir)], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
     assert done.returncode != 0
     assert done.stderr.strip().startswith("jaxcourse: error: cannot use") and len(done.stderr.strip().splitlines()) == 1

@@ -36,8 +36,9 @@ def test_a_second_session_finds_the_engine_taken(client):
 
 def _class_container(client, name: str, served) -> object:
     labels = {deploy.LABEL: f"jaxcourse-{name}", deploy.DIR_LABEL: str(served)}
-    return client.containers.run(OFFLINE_BASE, ["sleep", "300"], name=f"jaxcourse-{name}-hub", labels=labels,
-                                 detach=True, network_mode="none")  # fmt: skip
+    return client.containers.run(
+        OFFLINE_BASE, ["sleep", "300"], name=f"jaxcourse-{name}-hub", labels=labels, detach=True, network_mode="none"
+    )
 
 
 def test_a_killed_sessions_class_is_stopped_and_this_sessions_kept(client, tmp_path_factory):

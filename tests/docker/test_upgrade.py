@@ -36,8 +36,9 @@ def _upgraded_image(client, base: str, files: dict[str, bytes]) -> str:
 
 def _start(client, image: str, work) -> str:
     """One container start (the entrypoint fills the work dir), then exit; its log."""
-    code, log = run_once(client, image, ["true"], volumes={str(work): {"bind": "/home/jovyan/work", "mode": "rw"}},
-                         network_mode="none")  # fmt: skip
+    code, log = run_once(
+        client, image, ["true"], volumes={str(work): {"bind": "/home/jovyan/work", "mode": "rw"}}, network_mode="none"
+    )
     assert code == 0, log
     return log
 

@@ -42,8 +42,9 @@ def test_variant_imports_jax_and_reports_the_fallback(client, built, variant):
     line = next((x for x in out.splitlines() if x.startswith(f"jaxcourse: {variant} image")), out)
     assert f"{variant} image but no {HARDWARE[variant]} visible" in line and "falling back to CPU" in line, line
     assert "JAX 0.10.2" in line
-    code, out = run_once(client, image, ["python", "-c", "import jax; print(jax.__version__, jax.device_count())"],
-                         network_mode="none")  # fmt: skip
+    code, out = run_once(
+        client, image, ["python", "-c", "import jax; print(jax.__version__, jax.device_count())"], network_mode="none"
+    )
     assert code == 0 and "0.10.2 8" in out, out
 
 

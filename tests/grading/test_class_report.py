@@ -58,10 +58,18 @@ def test_the_report_counts_what_grades_csv_says(graded):
 
 def test_reasons_are_counted_once_per_student_and_part_with_an_example(graded):
     report = summarise(ASSIGNMENT, read_reports(graded, ASSIGNMENT))
-    said = [t for r in read_reports(graded, ASSIGNMENT).reports if r.status == "graded" for t in r.tests
-            if t.name == "ring_all_gather: technique" and "contains all-gather" in t.message]  # fmt: skip
-    forbidden = next(r for r in report.reasons if r.kind == "forbidden collective: all_gather"
-                     and r.part == "ring_all_gather: technique")  # fmt: skip
+    said = [
+        t
+        for r in read_reports(graded, ASSIGNMENT).reports
+        if r.status == "graded"
+        for t in r.tests
+        if t.name == "ring_all_gather: technique" and "contains all-gather" in t.message
+    ]
+    forbidden = next(
+        r
+        for r in report.reasons
+        if r.kind == "forbidden collective: all_gather" and r.part == "ring_all_gather: technique"
+    )
     assert forbidden.students == len(said) > 0 and "the compiled HLO contains all-gather" in forbidden.example
     assert [r.students for r in report.reasons] == sorted((r.students for r in report.reasons), reverse=True)
     assert report.first_look == report.reasons[0]

@@ -41,8 +41,9 @@ def test_grading_is_byte_identical_in_any_order_and_any_jobs(course, tmp_path, m
 
     monkeypatch.setattr(classroom, "find_submissions", reversed_order)
     second = tmp_path / "second"
-    again = classroom.grade_class(ASSIGNMENT, course, submitted, second, jobs=1, progress=False, sandbox="process",
-                                  force=True)  # fmt: skip
+    again = classroom.grade_class(
+        ASSIGNMENT, course, submitted, second, jobs=1, progress=False, sandbox="process", force=True
+    )
     assert order == sorted(CLASS, reverse=True) and again.reused == 0
 
     scores = {r.student: r.score for r in run.reports}

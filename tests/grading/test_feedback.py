@@ -21,16 +21,29 @@ def test_blocks_follow_the_spec_in_mesh_order():
 
 
 def test_traffic_figure_draws_sent_minimum_and_reference():
-    picture = svg({"kind": "traffic", "unit": "bytes", "sent": 3584, "minimum": 1792, "reference": 1792,
-                   "case": "mesh 8:i, float32 <script>"})  # fmt: skip
+    picture = svg(
+        {
+            "kind": "traffic",
+            "unit": "bytes",
+            "sent": 3584,
+            "minimum": 1792,
+            "reference": 1792,
+            "case": "mesh 8:i, float32 <script>",
+        }
+    )
     ET.fromstring(picture)  # well-formed, so the label was escaped
     assert "3584 bytes" in picture and "1792 bytes" in picture and "reference" in picture
     assert "<script>" not in picture
 
 
 def test_memory_figure_draws_each_leaf_against_its_share():
-    picture = svg({"kind": "memory", "case": "mesh 8:data <b>",
-                   "leaves": [["params/w1", 256, 256.0], ["opt_state/mu/w1", 2048, 256.0]]})  # fmt: skip
+    picture = svg(
+        {
+            "kind": "memory",
+            "case": "mesh 8:data <b>",
+            "leaves": [["params/w1", 256, 256.0], ["opt_state/mu/w1", 2048, 256.0]],
+        }
+    )
     ET.fromstring(picture)  # well-formed, so the labels were escaped
     assert "opt_state/mu/w1" in picture and "2048 bytes" in picture and picture.count("256 bytes") == 3
     assert picture.count('fill="#cf222e"') == 1  # only the leaf held whole is red
@@ -79,12 +92,24 @@ def test_a_plain_python_part_s_hidden_failure_says_what_its_cases_change_not_whi
 
 
 def test_feedback_shows_the_technique_s_signature_beside_the_reference_s_and_escapes_it():
-    signature = {"case": "mesh 8:i <i>", "rows": [
-        {"dimension": "memory at the peak (bytes)", "yours": 78720, "reference": 39940, "bounds": {"technique": 1.5}},
-        {"dimension": "bytes sent over 'i'", "yours": 1792.0, "reference": 1792.0,
-         "bounds": {"technique": 1.5, "communication": 1.0}},
-        {"dimension": "FLOPs of matmuls", "yours": 0.0, "reference": 0.0, "bounds": {}},
-    ]}  # fmt: skip
+    signature = {
+        "case": "mesh 8:i <i>",
+        "rows": [
+            {
+                "dimension": "memory at the peak (bytes)",
+                "yours": 78720,
+                "reference": 39940,
+                "bounds": {"technique": 1.5},
+            },
+            {
+                "dimension": "bytes sent over 'i'",
+                "yours": 1792.0,
+                "reference": 1792.0,
+                "bounds": {"technique": 1.5, "communication": 1.0},
+            },
+            {"dimension": "FLOPs of matmuls", "yours": 0.0, "reference": 0.0, "bounds": {}},
+        ],
+    }
     tests = [Result("ring: technique", "t", 0, 4, "failed", "needs 1.97x", "visible", None, signature)]
     report = Report("ada", "05_transformer_parallel", "graded", "", tests)
     page, text = to_html(report), markdown(report)

@@ -35,11 +35,16 @@ LIMITS = {
 def _runs(extra: Callable[[str, str], list] = lambda s, a: [()]) -> list:
     """``RUNS`` as pytest parameters, each docker one marked so; ``extra`` adds values per run."""
     return [
-        pytest.param(sandbox, assignment, *more, marks=[pytest.mark.docker] if sandbox == "docker" else [],
-                     id="/".join([sandbox, assignment, *(getattr(m, "name", str(m)) for m in more)]))
+        pytest.param(
+            sandbox,
+            assignment,
+            *more,
+            marks=[pytest.mark.docker] if sandbox == "docker" else [],
+            id="/".join([sandbox, assignment, *(getattr(m, "name", str(m)) for m in more)]),
+        )
         for sandbox, assignment in RUNS
         for more in extra(sandbox, assignment)
-    ]  # fmt: skip
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,11 @@ from ..helpers.submissions import wrong_submission
 
 def test_the_sandbox_calls_a_function_that_timed_out_no_more(course, tmp_path):
     grader = grader_for(ASSIGNMENT, course, tmp_path)
-    planned = [{"id": p.id, "sig": p.sig, "index": i, "timeout": 0.2}
-               for i, p in enumerate(grader.tests) if p.task.name == "local_shape"]  # fmt: skip
+    planned = [
+        {"id": p.id, "sig": p.sig, "index": i, "timeout": 0.2}
+        for i, p in enumerate(grader.tests)
+        if p.task.name == "local_shape"
+    ]
     calls = []
 
     def local_shape(*args):

@@ -34,8 +34,9 @@ def test_a_notebook_no_grader_can_read_gets_one_line_that_says_why(kind, tmp_pat
     assert kind.reason in message and message.startswith(NOTEBOOK) and "\n" not in message
 
 
-@pytest.mark.parametrize("kind", [k for k in KINDS if k.name not in {"folder", "link", "huge_output"}],
-                         ids=lambda k: k.name)  # fmt: skip
+@pytest.mark.parametrize(
+    "kind", [k for k in KINDS if k.name not in {"folder", "link", "huge_output"}], ids=lambda k: k.name
+)
 def test_the_exchange_refuses_what_no_grader_could_read_without_nbformat(kind, tmp_path):
     """The bytes-level kinds (the exchange caps sizes itself and never sees a link or a folder)."""
     path = tmp_path / NOTEBOOK

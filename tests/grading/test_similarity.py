@@ -56,8 +56,9 @@ def graded(course, tmp_path_factory):
     for student, source in students.items():
         nb = solved_notebook(course, {"ring_all_gather": source} if source else None)
         write_submission(root / "submitted", student, nb)
-    classroom.grade_class(ASSIGNMENT, course, root / "submitted", root / "out", jobs=2, progress=False,
-                          sandbox="process")  # fmt: skip
+    classroom.grade_class(
+        ASSIGNMENT, course, root / "submitted", root / "out", jobs=2, progress=False, sandbox="process"
+    )
     return root
 
 
@@ -74,8 +75,9 @@ def test_grading_keeps_each_functions_program(graded):
 
 
 def test_the_same_wrong_ring_and_the_same_text_are_found_and_nothing_else(graded, course):
-    done = run_jaxcourse(course.root, "similar", ASSIGNMENT, "--out", str(graded / "out"), "--submissions",
-                         str(graded / "submitted"))  # fmt: skip
+    done = run_jaxcourse(
+        course.root, "similar", ASSIGNMENT, "--out", str(graded / "out"), "--submissions", str(graded / "submitted")
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # the course is released: its text is set aside
     lines = done.stdout.splitlines()
@@ -92,7 +94,9 @@ def test_the_same_wrong_ring_and_the_same_text_are_found_and_nothing_else(graded
 def test_a_program_much_of_the_class_shares_is_no_ones_in_particular():
     common, rare = ["a", "b"], ["c", "d"]
     reports = [Report(f"s{i}", ASSIGNMENT, "graded", "", programs={"f": common}) for i in range(4)]
-    reports += [Report("x", ASSIGNMENT, "graded", "", programs={"f": rare}),
-                Report("y", ASSIGNMENT, "graded", "", programs={"f": rare})]  # fmt: skip
+    reports += [
+        Report("x", ASSIGNMENT, "graded", "", programs={"f": rare}),
+        Report("y", ASSIGNMENT, "graded", "", programs={"f": rare}),
+    ]
     pairs = similar_pairs(reports, reference={"f": ["z"]})
     assert [p.students for p in pairs] == [("x", "y")]

@@ -46,8 +46,19 @@ def warm_grader(course, client, cpu_image, tmp_path):
 def _isolation(attrs):
     """What locks a container down, as the engine reports it: all but its command line."""
     host = attrs["HostConfig"]
-    keys = ("NetworkMode", "Memory", "MemorySwap", "NanoCpus", "PidsLimit", "ReadonlyRootfs", "Tmpfs", "CapDrop",
-            "SecurityOpt", "Init", "LogConfig")  # fmt: skip
+    keys = (
+        "NetworkMode",
+        "Memory",
+        "MemorySwap",
+        "NanoCpus",
+        "PidsLimit",
+        "ReadonlyRootfs",
+        "Tmpfs",
+        "CapDrop",
+        "SecurityOpt",
+        "Init",
+        "LogConfig",
+    )
     mounts = sorted((m["Destination"], m["RW"]) for m in attrs["Mounts"])
     config = attrs["Config"]
     return {k: host[k] for k in keys}, mounts, config["User"], config["WorkingDir"], sorted(config["Env"])
@@ -59,8 +70,10 @@ def test_a_warm_container_is_locked_down_exactly_as_a_cold_one(warm_grader, cour
     assert grader.grade("ann", notebook).status == "graded"  # cold: it says what to warm
     _eventually(lambda: _ready(box), "a warm container")
     slot = box._pool._ready[0]
-    cold = client.containers.create(image=box.image, **box._with_cache(
-        box._settings(slot.folder / "job", slot.folder / "out", slot.spec.timeout), slot.spec.cache))  # fmt: skip
+    cold = client.containers.create(
+        image=box.image,
+        **box._with_cache(box._settings(slot.folder / "job", slot.folder / "out", slot.spec.timeout), slot.spec.cache),
+    )
     try:
         slot.container.reload()
         assert slot.container.status == "running"
@@ -109,8 +122,9 @@ def test_a_workspace_given_back_unused_takes_its_container_with_it(warm_grader, 
         container.reload()
 
 
-def test_a_warm_container_that_gave_up_waiting_is_replaced_by_a_cold_run(course, client, cpu_image, tmp_path,
-                                                                          monkeypatch):  # fmt: skip
+def test_a_warm_container_that_gave_up_waiting_is_replaced_by_a_cold_run(
+    course, client, cpu_image, tmp_path, monkeypatch
+):
     monkeypatch.setattr(docker_sandbox, "IDLE", 1.0)  # its runner waits one second for a job, then exits
     box = DockerSandbox(cpu_image, Limits(), client, warm=1)
     grader = grader_for(ASSIGNMENT, course, tmp_path / "cache", sandbox=box)

@@ -37,10 +37,11 @@ def references(course, tmp_path):
     tests = grader.tests[:3]
     stores = [str(tmp_path / fingerprint(grader.provider, t.sig, t.seed)) for t in tests]
     job: ReferenceRun = {
-        "mode": "reference", "num_devices": grader.num_devices,
+        "mode": "reference",
+        "num_devices": grader.num_devices,
         "provider": {"root": str(course.root), "assignment": ASSIGNMENT},
         "tests": [{"sig": t.sig, "seed": t.seed, "targets": t.targets, "store": s} for t, s in zip(tests, stores)],
-    }  # fmt: skip
+    }
     return job, stores
 
 
@@ -167,8 +168,12 @@ def test_a_server_whose_grader_is_gone_kills_its_children_and_exits(references, 
 def test_a_server_that_writes_what_is_not_an_event_is_stopped_and_said(tmp_path):
     """Nothing of ours writes such a line; if one comes, the server is taken as gone wrong: it is
     killed, and a job asked of it is refused at once instead of waiting forever."""
-    impostor = subprocess.Popen(["sh", "-c", "echo not an event; exec sleep 600"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    impostor = subprocess.Popen(
+        ["sh", "-c", "echo not an event; exec sleep 600"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
     server = worker_process.ForkServer(impostor, tmp_path)
     reader = threading.Thread(target=server._read_events)
     reader.start()

@@ -79,8 +79,12 @@ def a_submission_is_filed_under_her_name(classdir: Path, mallory) -> None:
 
 
 def released_files_and_feedback_cannot_be_written(mallory) -> None:
-    for method, path in [("PUT", f"assignments/{ASSIGNMENT}/files"), ("DELETE", f"assignments/{ASSIGNMENT}/files"),
-                         ("POST", f"assignments/{ASSIGNMENT}/feedback"), ("PUT", f"assignments/{ASSIGNMENT}/feedback")]:  # fmt: skip
+    for method, path in [
+        ("PUT", f"assignments/{ASSIGNMENT}/files"),
+        ("DELETE", f"assignments/{ASSIGNMENT}/files"),
+        ("POST", f"assignments/{ASSIGNMENT}/feedback"),
+        ("PUT", f"assignments/{ASSIGNMENT}/feedback"),
+    ]:
         got = exchange(mallory, method, path, json={"files": {}})
         assert got.status_code == 405, (method, path, got.status_code)
     got = submit(mallory, {"../../outbound/01_collectives/01_collectives.ipynb": b"{}"})
@@ -95,8 +99,11 @@ def over_quota_stops_her_server(classdir: Path, mallory, in_her_server: Callable
     folder = classdir / "home" / "mallory"
     try:
         assert in_her_server(FILL_HER_FOLDER) == {"root": "Read-only file system"}
-        wait_for(lambda: not mallory.api("GET", "/hub/api/users/mallory").json().get("servers"), 60,
-                 "the quota service to stop her server")  # fmt: skip
+        wait_for(
+            lambda: not mallory.api("GET", "/hub/api/users/mallory").json().get("servers"),
+            60,
+            "the quota service to stop her server",
+        )
         assert "more than the class's quota of 50 MB" in (folder / "OVER_QUOTA.txt").read_text()
         asked = mallory.api("POST", "/hub/api/users/mallory/server")
         time.sleep(5)

@@ -18,9 +18,18 @@ from typing import Any
 
 from .net import free_port
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run",
-         "--disable-dev-shm-usage", "--remote-allow-origins=*", "--window-size=1400,900")  # fmt: skip
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+    "--remote-allow-origins=*",
+    "--window-size=1400,900",
+)
 
 
 def chromium_path() -> str | None:
@@ -69,8 +78,10 @@ class Page:
 
     def click(self, selector_js: str) -> None:
         """Click the centre of the element ``selector_js`` evaluates to, as a mouse would."""
-        box = self.eval(f"(() => {{ const r = ({selector_js}).getBoundingClientRect();"
-                        " return [r.x + r.width / 2, r.y + r.height / 2]; })()")  # fmt: skip
+        box = self.eval(
+            f"(() => {{ const r = ({selector_js}).getBoundingClientRect();"
+            " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
         self.call("Input.dispatchMouseEvent", type="mouseMoved", x=box[0], y=box[1])  # Lumino wants a hover
         for kind in ("mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
@@ -87,8 +98,11 @@ def chromium(url: str) -> Iterator[Page]:
         raise FileNotFoundError("chromium is not installed (apt-get install chromium)")
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="jaxcourse-chromium-", ignore_cleanup_errors=True) as profile:
-        proc = subprocess.Popen([path, *FLAGS, f"--user-data-dir={profile}", f"--remote-debugging-port={port}", url],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        proc = subprocess.Popen(
+            [path, *FLAGS, f"--user-data-dir={profile}", f"--remote-debugging-port={port}", url],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         page = None
         try:
             page = Page(_page_socket(port))

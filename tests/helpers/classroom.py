@@ -48,16 +48,22 @@ def queue(client: Any, deployment: deploy.Deployment, image: str, workers: int) 
     client.networks.create(network, driver="bridge", labels={deploy.LABEL: deployment.name})
     started: list[Any] = []
     try:
-        redis = client.containers.run(name=f"{deployment.name}-redis", detach=True,
-                                      **deploy.redis_options(deployment, network))  # fmt: skip
+        redis = client.containers.run(
+            name=f"{deployment.name}-redis", detach=True, **deploy.redis_options(deployment, network)
+        )
         started.append(redis)
         deploy.wait_healthy(redis)
         for number in range(1, workers + 1):
             options = deploy.worker_options(deployment, image, network, number)
             started.append(client.containers.run(name=f"{deployment.name}-worker-{number}", detach=True, **options))
         host_broker = deployment.broker().replace(f"@{deployment.name}-redis:", f"@{container_ip(redis, network)}:")
-        yield {"redis": redis, "workers": started[1:], "network": network, "broker": host_broker,
-               "key": deployment.classdir.secret("queue_key")}  # fmt: skip
+        yield {
+            "redis": redis,
+            "workers": started[1:],
+            "network": network,
+            "broker": host_broker,
+            "key": deployment.classdir.secret("queue_key"),
+        }
     finally:
         for container in started:
             remove(container)
@@ -76,8 +82,13 @@ def local_reports(checkout: Course, submitted: Path, students: dict[str, str | N
     from autograder.grading.grader import grader_for
 
     lim = limits.load(checkout.root, ASSIGNMENT)
-    grader = grader_for(ASSIGNMENT, checkout, timeout=lim.timeout, test_timeout=lim.test_timeout,
-                        sandbox=open_sandbox("docker", lim=lim, say=lambda _: None))  # fmt: skip
+    grader = grader_for(
+        ASSIGNMENT,
+        checkout,
+        timeout=lim.timeout,
+        test_timeout=lim.test_timeout,
+        sandbox=open_sandbox("docker", lim=lim, say=lambda _: None),
+    )
     first = {wrong: student for student, wrong in reversed(students.items())}
     return {
         wrong: grader.grade(student, submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").to_json()

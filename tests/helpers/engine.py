@@ -16,7 +16,7 @@ import pytest
 
 from autograder.core.course import Course
 from autograder.delivery.classdir import ClassDir
-from autograder.hub import deploy
+from autograder.hub import deploy, teardown
 
 if TYPE_CHECKING:
     from docker.client import DockerClient
@@ -64,5 +64,5 @@ def clear_dead_classes(client: DockerClient, temp_root: Path, mine: Path) -> lis
         if served.is_relative_to(temp_root) and not served.is_relative_to(mine):
             stale[container.labels.get(deploy.LABEL, "")] = served
     for served in stale.values():
-        deploy.down(deploy.Deployment(ClassDir(served), Course(served)), say=lambda _: None)
+        teardown.down(deploy.Deployment(ClassDir(served), Course(served)), say=lambda _: None)
     return sorted(stale)

@@ -23,21 +23,37 @@ COURSE_ID = "jax-distributed"
 SHOTS = (
     Path(__file__).resolve().parents[2] / "build" / "test-artifacts" / "hub-browser"
 )  # the browser tests' screenshots
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
-ROSTER = {"alice": "student", "bob": "student", "carol": "student", "mallory": "student", "ann_lee": "student",
-          "teach": "instructor"}  # fmt: skip
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ROSTER = {
+    "alice": "student",
+    "bob": "student",
+    "carol": "student",
+    "mallory": "student",
+    "ann_lee": "student",
+    "teach": "instructor",
+}
 # Three submissions each: the attacker's thousand are refused after the third. A work folder holds
 # 50 MB, looked at every 3 s: the attacker's 60 MB stops her server.
-CLASS_RULES = ('[class]\nmax_submissions = 3\nmax_submission_size = "2m"\n'
-               '[hub]\nmemory = "2g"\ncpus = 1.0\nwork_quota = "50m"\nquota_every = 3\n')  # fmt: skip
+CLASS_RULES = (
+    '[class]\nmax_submissions = 3\nmax_submission_size = "2m"\n'
+    '[hub]\nmemory = "2g"\ncpus = 1.0\nwork_quota = "50m"\nquota_every = 3\n'
+)
 
 
 def run_jaxcourse(course_root: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     """The `jaxcourse` command on ``course_root``, whatever its exit."""
     env = {**os.environ, "JAXCOURSE_ROOT": str(course_root), "PYTHONUNBUFFERED": "1"}
-    return subprocess.run([sys.executable, "-m", "autograder.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "autograder.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def jaxcourse(course_root: Path, *args: str, timeout: float = 900) -> str:
@@ -91,8 +107,12 @@ class User:
     def make_token(self) -> str:
         """A token of this user's own, made with the session the login gave."""
         xsrf = self.session.cookies.get("_xsrf", "")
-        got = self.session.post(f"{self.hub}/hub/api/users/{self.name}/tokens", json={"note": "tests"},
-                                headers={"X-XSRFToken": xsrf}, timeout=30)  # fmt: skip
+        got = self.session.post(
+            f"{self.hub}/hub/api/users/{self.name}/tokens",
+            json={"note": "tests"},
+            headers={"X-XSRFToken": xsrf},
+            timeout=30,
+        )
         got.raise_for_status()
         self.token = got.json()["token"]
         return self.token

@@ -46,8 +46,9 @@ class Lab:
     def post(self, endpoint: str, **data: str):
         import requests
 
-        return requests.post(f"{self.url}{endpoint}", headers={"Authorization": f"token {self.token}"},
-                             data=data, timeout=300)  # fmt: skip
+        return requests.post(
+            f"{self.url}{endpoint}", headers={"Authorization": f"token {self.token}"}, data=data, timeout=300
+        )
 
     def exec(self, *argv: str, user: str = "") -> tuple[int, str]:
         code, out = self.container.exec_run(list(argv), user=user)

@@ -177,6 +177,8 @@ def report_of(student: str, assignment: str, record: Record):
     from autograder.specs import get
 
     most = {f"{t.name}: {part}": p for t in get(assignment).tasks for part, p in t.points.items()}
-    tests = [TestResult(name, name.split(":")[0], score, most[name], status, message, "visible")
-             for name, score, status, message in record["tests"]]  # fmt: skip
+    tests = [
+        TestResult(name, name.split(":")[0], score, most[name], status, message, "visible")
+        for name, score, status, message in record["tests"]
+    ]
     return Report(student, assignment, record["status"], record["message"], tests)

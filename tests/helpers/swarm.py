@@ -36,8 +36,10 @@ def local_swarm(client: DockerClient, shared: Path) -> Iterator[LocalSwarm]:
     course checkouts the tests make live there."""
     clear(client)
     if client.info()["Swarm"].get("LocalNodeState") == "active":
-        raise RuntimeError("this Docker engine is already in a swarm the tests did not make: "
-                           "the swarm tests need an engine outside any swarm")  # fmt: skip
+        raise RuntimeError(
+            "this Docker engine is already in a swarm the tests did not make: "
+            "the swarm tests need an engine outside any swarm"
+        )
     swarm.build_node(client, REPO, say=lambda _: None)
     network = client.networks.create(NETWORK, driver="bridge", labels={SWARM_LABEL: "yes"})
     network.reload()

@@ -42,8 +42,14 @@ def hub(tmp_path_factory, course, client, cpu_image):
         jaxcourse(checkout.root, "release", "01_collectives", "--class", str(classdir))
         resolve_localhost_subdomains()  # the class is at jaxcourse.localhost, each server at <user>.jaxcourse.localhost
         users = {name: User(f"http://{LOCAL_DOMAIN}:{port}", name, f"{name}-pw-123") for name in ROSTER}
-        yield {"course": checkout, "classdir": classdir, "port": port, "users": users, "up": up,
-               "name": f"jaxcourse-{classdir.name}"}  # fmt: skip
+        yield {
+            "course": checkout,
+            "classdir": classdir,
+            "port": port,
+            "users": users,
+            "up": up,
+            "name": f"jaxcourse-{classdir.name}",
+        }
     finally:
         save_logs(client, f"jaxcourse-{classdir.name}", REPO / "build" / "test-artifacts" / "hub-logs")
         jaxcourse(checkout.root, "hub", "down", "--class", str(classdir))

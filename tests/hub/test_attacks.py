@@ -107,11 +107,23 @@ def test_her_server_reaches_the_hub_and_nothing_else(hub, client, mallory, her_c
     bob = client.containers.get(f"{name}-lab-bob")
     bob_ip = next(iter(bob.attrs["NetworkSettings"]["Networks"].values()))["IPAddress"]
     listener = Listener()
-    gateways = sorted({c["Gateway"] for n in client.networks.list(names=[f"{name}-lab-mallory-net", f"{name}-hub", "bridge"])
-                       for c in n.attrs["IPAM"]["Config"] or [] if c.get("Gateway")})  # fmt: skip
+    gateways = sorted(
+        {
+            c["Gateway"]
+            for n in client.networks.list(names=[f"{name}-lab-mallory-net", f"{name}-hub", "bridge"])
+            for c in n.attrs["IPAM"]["Config"] or []
+            if c.get("Gateway")
+        }
+    )
     decoy_net = client.networks.create(f"{name}-test-decoy", driver="bridge")
-    decoy = client.containers.run(her_container.image.id, ["python3", "-m", "http.server", "8080"], detach=True,
-                                  network=decoy_net.name, entrypoint=[], user="1000:100")  # fmt: skip
+    decoy = client.containers.run(
+        her_container.image.id,
+        ["python3", "-m", "http.server", "8080"],
+        detach=True,
+        network=decoy_net.name,
+        entrypoint=[],
+        user="1000:100",
+    )
     try:
         decoy.reload()
         decoy_ip = decoy.attrs["NetworkSettings"]["Networks"][decoy_net.name]["IPAddress"]
@@ -141,8 +153,9 @@ print(json.dumps({{"reached": {{k: connect(*v) for k, v in {targets!r}.items()}}
     assert seen["gateway"] is None or f" {seen['gateway']}/" not in host_addresses, (seen["gateway"], host_addresses)
 
 
-@pytest.mark.parametrize("kind", [k for k in KINDS if k.name in ("not_utf8", "truncated", "nbgrader_is_text")],
-                         ids=lambda k: k.name)  # fmt: skip
+@pytest.mark.parametrize(
+    "kind", [k for k in KINDS if k.name in ("not_utf8", "truncated", "nbgrader_is_text")], ids=lambda k: k.name
+)
 def test_a_notebook_no_grader_can_read_is_refused_with_the_reason(hub, mallory, course, kind, tmp_path):
     """Refused at submit (400, the reason in the panel's words), and nothing of it kept."""
     kind.write(tmp_path / NOTEBOOK, release_notebook(course))
@@ -185,9 +198,11 @@ def test_a_one_gigabyte_notebook_is_refused_before_it_is_read(hub, mallory):
     start = time.monotonic()
     address, host = _raw(hub)
     with socket.create_connection((address, hub["port"]), timeout=30) as sock:
-        request = (f"POST {EXCHANGE}/assignments/{ASSIGNMENT}/submissions HTTP/1.1\r\n"
-                   f"Host: {host}\r\nAuthorization: token {mallory.token}\r\nContent-Type: application/json\r\n"
-                   f"Content-Length: {1 << 30}\r\n\r\n")  # fmt: skip
+        request = (
+            f"POST {EXCHANGE}/assignments/{ASSIGNMENT}/submissions HTTP/1.1\r\n"
+            f"Host: {host}\r\nAuthorization: token {mallory.token}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {1 << 30}\r\n\r\n"
+        )
         sock.sendall(request.encode() + b'{"files": {"big.ipynb": "' + b"A" * (1 << 20))
         answer = sock.recv(65536).decode(errors="replace")
     assert time.monotonic() - start < 30
@@ -201,9 +216,13 @@ def test_a_body_of_no_declared_size_is_cut_off_past_the_limit(hub, mallory):
     student still gets the exchange's answer, not a reset connection."""
     address, host = _raw(hub)
     with socket.create_connection((address, hub["port"]), timeout=30) as sock:
-        sock.sendall((f"POST {EXCHANGE}/assignments/{ASSIGNMENT}/submissions HTTP/1.1\r\n"
-                      f"Host: {host}\r\nAuthorization: token {mallory.token}\r\n"
-                      f"Transfer-Encoding: chunked\r\n\r\n").encode())  # fmt: skip
+        sock.sendall(
+            (
+                f"POST {EXCHANGE}/assignments/{ASSIGNMENT}/submissions HTTP/1.1\r\n"
+                f"Host: {host}\r\nAuthorization: token {mallory.token}\r\n"
+                f"Transfer-Encoding: chunked\r\n\r\n"
+            ).encode()
+        )
         for _ in range(4):  # 4 MB, twice the limit
             sock.sendall(b"100000\r\n" + b"A" * (1 << 20) + b"\r\n")
         answer = sock.recv(65536).decode(errors="replace")
@@ -219,9 +238,14 @@ def test_her_trickling_uploads_hold_two_places_and_no_more(hub, client, mallory)
 
     def trickle() -> socket.socket:
         sock = socket.create_connection((address, hub["port"]), timeout=30)
-        sock.sendall((f"POST {EXCHANGE}/assignments/{ASSIGNMENT}/submissions HTTP/1.1\r\nHost: {host}\r\n"
-                      f"Authorization: token {mallory.token}\r\nContent-Type: application/json\r\n"
-                      f"Content-Length: 1000000\r\n\r\n").encode() + b'{"files": {"a.ipynb": "')  # fmt: skip
+        sock.sendall(
+            (
+                f"POST {EXCHANGE}/assignments/{ASSIGNMENT}/submissions HTTP/1.1\r\nHost: {host}\r\n"
+                f"Authorization: token {mallory.token}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: 1000000\r\n\r\n"
+            ).encode()
+            + b'{"files": {"a.ipynb": "'
+        )
         return sock
 
     held = [trickle(), trickle()]
@@ -241,8 +265,13 @@ def test_her_trickling_uploads_hold_two_places_and_no_more(hub, client, mallory)
 def test_her_junk_is_graded_as_what_it_is(hub, mallory):
     """What she did submit was recorded, invalid, with the reason: nothing she sent stops the class."""
     journal = hub["classdir"] / "graded" / "recorded.jsonl"
-    lines = wait_for(lambda: [json.loads(x) for x in journal.read_text().splitlines()
-                              if '"mallory/' in x] if journal.is_file() else [], 300, "mallory's grades")  # fmt: skip
+    lines = wait_for(
+        lambda: (
+            [json.loads(x) for x in journal.read_text().splitlines() if '"mallory/' in x] if journal.is_file() else []
+        ),
+        300,
+        "mallory's grades",
+    )
     assert {line["status"] for line in lines} == {"invalid"}
     assert ".incoming" not in journal.read_text()  # the planted folder sorts first: it was passed over
 

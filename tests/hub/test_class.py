@@ -82,8 +82,11 @@ def test_students_fetch_submit_and_each_sees_only_their_own_feedback(hub, course
         assert {s["student_id"] for s in submitted(listing, ASSIGNMENT)} == {user.name}  # alice's own planted one too
 
     for user in (alice, bob):
-        wait_for(lambda u=user: submitted(u.assignments(), ASSIGNMENT)[-1]["has_exchange_feedback"], 600,
-                 f"{user.name}'s feedback")  # fmt: skip
+        wait_for(
+            lambda u=user: submitted(u.assignments(), ASSIGNMENT)[-1]["has_exchange_feedback"],
+            600,
+            f"{user.name}'s feedback",
+        )
     pages = {user.name: _feedback_page(hub, user) for user in (alice, bob)}
     assert (
         "feedback for alice" in pages["alice"]

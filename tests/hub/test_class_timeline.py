@@ -109,9 +109,18 @@ def instructors_server(course, classdir, tmp_path_factory):
     the class directory and the course named in its environment, a token for its login."""
     port, token = free_port(), "instructor-token-8d1e"
     env = {**os.environ, "JAXCOURSE_ROOT": str(course.root), "JAXCOURSE_CLASS": str(classdir.root)}
-    argv = [sys.executable, "-m", "jupyter_server", f"--port={port}", "--ip=127.0.0.1", "--no-browser",
-            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path_factory.mktemp('home')}",
-            "--ServerApp.jpserver_extensions=autograder.hub.report_page=True", "--allow-root"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "jupyter_server",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        "--no-browser",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={tmp_path_factory.mktemp('home')}",
+        "--ServerApp.jpserver_extensions=autograder.hub.report_page=True",
+        "--allow-root",
+    ]
     server = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -16,8 +16,15 @@ pytestmark = [pytest.mark.docker]
 
 
 def _options(deployment: deploy.Deployment, image: str, where: str) -> dict:
-    return {"image": image, "entrypoint": ["sleep", "600"], "command": [], "environment": {"WHERE": where},
-            "labels": deployment.labels, "healthcheck": {"test": ["NONE"]}, **deploy.locked_down()}  # fmt: skip
+    return {
+        "image": image,
+        "entrypoint": ["sleep", "600"],
+        "command": [],
+        "environment": {"WHERE": where},
+        "labels": deployment.labels,
+        "healthcheck": {"test": ["NONE"]},
+        **deploy.locked_down(),
+    }
 
 
 def test_a_renewable_container_is_replaced_when_its_options_change_and_only_then(client, cpu_image, course, tmp_path):
@@ -35,8 +42,13 @@ def test_a_renewable_container_is_replaced_when_its_options_change_and_only_then
         assert client.containers.get(name).id == renewed.id  # the same options: left running
         deploy.start(client, said.append, name, None, renew=True, **_options(deployment, cpu_image, "10.0.0.7"))
         assert "WHERE=10.0.0.7" in client.containers.get(name).attrs["Config"]["Env"]
-        assert said == [f"{name}: started", f"{name}: already running", f"{name}: started",
-                        f"{name}: already running", f"{name}: started"]  # fmt: skip
+        assert said == [
+            f"{name}: started",
+            f"{name}: already running",
+            f"{name}: started",
+            f"{name}: already running",
+            f"{name}: started",
+        ]
     finally:
         for container in client.containers.list(all=True, filters={"name": f"^{name}$"}):
             remove(container)

@@ -87,8 +87,11 @@ def test_a_students_work_survives_a_stopped_server_and_hub_down_and_up(hub, clie
 
     stopped = teach.api("DELETE", "/hub/api/users/alice/server")  # what jupyterhub-idle-culler calls
     assert stopped.status_code in (202, 204), stopped.text
-    wait_for(lambda: not client.containers.list(filters={"name": f"^{hub['name']}-lab-alice$"}), 60,
-             "alice's server container to go")  # fmt: skip
+    wait_for(
+        lambda: not client.containers.list(filters={"name": f"^{hub['name']}-lab-alice$"}),
+        60,
+        "alice's server container to go",
+    )
     assert notes() == "mine"
     if not (hub["classdir"] / "home" / "alice" / ASSIGNMENT).is_dir():
         alice.action("fetch", ASSIGNMENT)

@@ -175,8 +175,11 @@ def test_only_the_rosters_members_are_graded(classroom, tmp_path):
     said: list[str] = []
     service = _service(classroom, "")
     service.say, service.dispatcher = said.append, InlineDispatcher(worker=None)  # nothing here is sent
-    roster.install([roster.Member("teach", "instructor"), roster.Member("ada", "student")],
-                   classdir.root / "hub", tmp_path / "secrets")  # fmt: skip
+    roster.install(
+        [roster.Member("teach", "instructor"), roster.Member("ada", "student")],
+        classdir.root / "hub",
+        tmp_path / "secrets",
+    )
     try:
         stranger = service.store.submit("zed", ASSIGNMENT, {NOTEBOOK: b"{"}, T0)
         member = service.store.submit("ada", ASSIGNMENT, {NOTEBOOK: b"{"}, T0 + datetime.timedelta(days=9))
@@ -204,8 +207,14 @@ def test_an_instructors_server_grades_through_the_service(classroom, course, tmp
     serving = threading.Thread(target=service.run, args=(stop.is_set,), daemon=True)
     serving.start()
     try:
-        run = grade_class(ASSIGNMENT, service.course, submitted, tmp_path / "out", progress=False,
-                          queue=through_service(service.course))  # fmt: skip
+        run = grade_class(
+            ASSIGNMENT,
+            service.course,
+            submitted,
+            tmp_path / "out",
+            progress=False,
+            queue=through_service(service.course),
+        )
     finally:
         stop.set()
         serving.join(30)

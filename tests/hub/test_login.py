@@ -19,8 +19,11 @@ from autograder.hub.throttle import MAX_WAIT, Throttle
 @pytest.fixture
 def login(tmp_path):
     """``login(name, password, address)``: the authenticator's answer, on one authenticator."""
-    roster.install([roster.Member("ada", "student", "ada-pw-123"), roster.Member("teach", "instructor", "teach-pw-1")],
-                   tmp_path / "hub", tmp_path / "secrets")  # fmt: skip
+    roster.install(
+        [roster.Member("ada", "student", "ada-pw-123"), roster.Member("teach", "instructor", "teach-pw-1")],
+        tmp_path / "hub",
+        tmp_path / "secrets",
+    )
     auth = authenticator.RosterAuthenticator(roster_file=str(tmp_path / "hub" / "roster.json"))
 
     def attempt(name: str, password: str, address: str = "10.0.0.1"):
@@ -77,8 +80,9 @@ def test_more_checks_than_may_wait_are_refused_at_once(login, monkeypatch):
 
     async def flood():
         handler = types.SimpleNamespace(request=types.SimpleNamespace(remote_ip="10.0.0.2"))
-        tries = [asyncio.ensure_future(auth.authenticate(handler, {"username": "ada", "password": "x"}))
-                 for _ in range(3)]  # fmt: skip
+        tries = [
+            asyncio.ensure_future(auth.authenticate(handler, {"username": "ada", "password": "x"})) for _ in range(3)
+        ]
         await asyncio.sleep(0.2)
         release.set()
         return await asyncio.gather(*tries, return_exceptions=True)

@@ -65,8 +65,16 @@ def _engine(existing=None):
 @pytest.mark.parametrize("encrypted", [True, False])
 def test_a_servers_overlay_is_internal_and_encrypted_where_the_kernel_can(encrypted):
     client, made = _engine()
-    networks.attach(client, "c-lab-ann-net", "c-hub", {"jaxcourse.class": "c"}, "10.213.0.0/16", "ann",
-                    overlay=True, encrypted=encrypted)  # fmt: skip
+    networks.attach(
+        client,
+        "c-lab-ann-net",
+        "c-hub",
+        {"jaxcourse.class": "c"},
+        "10.213.0.0/16",
+        "ann",
+        overlay=True,
+        encrypted=encrypted,
+    )
     assert made["driver"] == "overlay" and made["internal"] and made["attachable"]
     assert made["options"] == ({"encrypted": ""} if encrypted else {})
     assert made["labels"] == {"jaxcourse.class": "c", networks.USER_LABEL: "ann"}

@@ -48,12 +48,17 @@ SCRIPT = """
 def _plant(container, hub_url: str) -> None:
     """In her server, as her terminal would: an extension in her own data folder."""
     folder = f"/home/jovyan/.local/share/jupyter/labextensions/{PLANTED}"
-    package = {"name": PLANTED, "version": "0.0.1",
-               "jupyterlab": {"_build": {"load": "static/remoteEntry.planted.js", "extension": "./extension"}}}  # fmt: skip
+    package = {
+        "name": PLANTED,
+        "version": "0.0.1",
+        "jupyterlab": {"_build": {"load": "static/remoteEntry.planted.js", "extension": "./extension"}},
+    }
     script = SCRIPT.replace("HUB", hub_url)
-    code = (f"import json, os; os.makedirs({folder + '/static'!r}, exist_ok=True); "
-            f"open({folder + '/package.json'!r}, 'w').write({json.dumps(package)!r}); "
-            f"open({folder + '/static/remoteEntry.planted.js'!r}, 'w').write({script!r})")  # fmt: skip
+    code = (
+        f"import json, os; os.makedirs({folder + '/static'!r}, exist_ok=True); "
+        f"open({folder + '/package.json'!r}, 'w').write({json.dumps(package)!r}); "
+        f"open({folder + '/static/remoteEntry.planted.js'!r}, 'w').write({script!r})"
+    )
     done = container.exec_run(["python", "-c", code], user="1000:100")
     assert done.exit_code == 0, done.output.decode()
 

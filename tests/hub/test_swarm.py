@@ -29,7 +29,7 @@ import pytest
 from autograder.core import environment
 from autograder.core.course import Course
 from autograder.engine import swarm
-from autograder.hub import deploy, homes, registry, server_tls, swarm_queue, swarm_tasks
+from autograder.hub import deploy, homes, registry, server_tls, swarm_queue, swarm_tasks, teardown
 from autograder.hub.images import build_redis
 
 from ..helpers import attacks
@@ -75,8 +75,18 @@ def swarm_hub(tmp_path_factory, course, swarm_nodes):
     port, client = free_port(), swarm_nodes.client
     name = f"jaxcourse-{classdir.name}"
     try:
-        up = jaxcourse(checkout.root, "hub", "up", "--swarm", "--class", str(classdir), "--roster", str(roster),
-                       "--port", str(port))  # fmt: skip
+        up = jaxcourse(
+            checkout.root,
+            "hub",
+            "up",
+            "--swarm",
+            "--class",
+            str(classdir),
+            "--roster",
+            str(roster),
+            "--port",
+            str(port),
+        )
         commands = [shlex.split(line.split("run as root: ")[1]) for line in up.splitlines() if "run as root: " in line]
         trust = next(c for c in commands if "/etc/docker/certs.d/" in c[-1])
         mount = next(c for c in commands if "sshfs" in c[-1])
@@ -90,8 +100,15 @@ def swarm_hub(tmp_path_factory, course, swarm_nodes):
         resolve_localhost_subdomains()
         url = f"http://{deploy.LOCAL_DOMAIN}:{port}"
         users = {n: User(url, n, f"{n}-pw-1") for n in ("alice", "bob", "mallory")}
-        yield {"course": checkout, "classdir": classdir, "name": name, "users": users, "up": up, "trust": trust,
-               "port": port}  # fmt: skip
+        yield {
+            "course": checkout,
+            "classdir": classdir,
+            "name": name,
+            "users": users,
+            "up": up,
+            "trust": trust,
+            "port": port,
+        }
     finally:
         save_logs(swarm_nodes.client, name, REPO / "build" / "test-artifacts" / "swarm-hub-logs")
         jaxcourse(checkout.root, "hub", "down", "--class", str(classdir))
@@ -167,8 +184,11 @@ def test_students_servers_land_on_both_nodes_and_each_gets_feedback(swarm_hub, s
         put_notebook(user, solved_notebook(course, functions))
         user.action("submit", ASSIGNMENT)
     for user in (alice, bob):
-        wait_for(lambda u=user: submitted(u.assignments(), ASSIGNMENT)[-1]["has_exchange_feedback"], 600,
-                 f"{user.name}'s feedback")  # fmt: skip
+        wait_for(
+            lambda u=user: submitted(u.assignments(), ASSIGNMENT)[-1]["has_exchange_feedback"],
+            600,
+            f"{user.name}'s feedback",
+        )
         user.action("fetch_feedback", ASSIGNMENT)
     pages = {}
     for user in (alice, bob):
@@ -189,14 +209,26 @@ def test_her_server_reaches_the_hub_and_nothing_else_across_nodes(swarm_hub, swa
     client, name = swarm_nodes.client, swarm_hub["name"]
     alice, bob = (_task_of(client, f"{name}-lab-{u}") for u in ("alice", "bob"))
     assert alice["NodeID"] != bob["NodeID"]
-    bob_ip = next(a["Addresses"][0].split("/")[0] for a in bob["NetworksAttachments"]
-                  if a["Network"]["Spec"]["Name"] == f"{name}-lab-bob-net")  # fmt: skip
+    bob_ip = next(
+        a["Addresses"][0].split("/")[0]
+        for a in bob["NetworksAttachments"]
+        if a["Network"]["Spec"]["Name"] == f"{name}-lab-bob-net"
+    )
     redis_ip = container_ip(_task_container(client, f"{name}-redis"), f"{name}-queue")
     manager = client.info()["Swarm"]["NodeAddr"]
     listener = Listener()
-    targets = {"bob": [bob_ip, 8888], "redis": [redis_ip, 6379], "redis by name": [f"{name}-redis", 6379],
-               "homes": [manager, homes.PORT], "manager": [manager, listener.port]}  # fmt: skip
-    seen = _in_server(swarm_nodes, alice, PROBES + f"""
+    targets = {
+        "bob": [bob_ip, 8888],
+        "redis": [redis_ip, 6379],
+        "redis by name": [f"{name}-redis", 6379],
+        "homes": [manager, homes.PORT],
+        "manager": [manager, listener.port],
+    }
+    seen = _in_server(
+        swarm_nodes,
+        alice,
+        PROBES
+        + f"""
 exchange = os.environ["JAXCOURSE_EXCHANGE_URL"].rstrip("/") + "/api/assignments"
 print(json.dumps({{"reached": {{k: connect(*v) for k, v in {targets!r}.items()}}, "exchange url": exchange,
                   "api": http("https://{name}-hub:8081/hub/api/"), "proxy": http("http://{name}-hub:8000/hub/api/"),
@@ -205,7 +237,8 @@ print(json.dumps({{"reached": {{k: connect(*v) for k, v in {targets!r}.items()}}
                               "api without her certificate": http("https://{name}-hub:8081/hub/api/", cert=False),
                               "exchange without her certificate": http(exchange, cert=False),
                               "exchange in the clear": http("http://{name}-hub:10101/services/exchange/api/assignments")}}}}))
-""")  # fmt: skip
+""",
+    )
     assert (seen["api"], seen["proxy"], seen["exchange"]) == (200, 200, 200), seen
     assert seen["exchange url"].startswith(f"https://{name}-hub:"), seen
     assert all(isinstance(why, str) for why in seen["refused"].values()), seen  # no HTTP status: no answer at all
@@ -311,10 +344,19 @@ def test_hub_up_again_leaves_the_class_running_and_drops_a_stale_secret(swarm_hu
     services = [client.services.get(f"{name}-{s}") for s in ("workers", "redis", "grading")]
     tasks = {t["ID"] for service in services for t in _running_tasks(service)}
     kept = {c: client.containers.get(f"{name}-{c}").id for c in ("hub", "registry", "homes")}
-    stale = client.secrets.create(name=swarm_queue.secret_name(name, "broker", "an old password"), data=b"old",
-                                  labels={deploy.LABEL: name})  # fmt: skip
-    again = jaxcourse(swarm_hub["course"].root, "hub", "up", "--swarm", "--class", str(swarm_hub["classdir"]),
-                      "--port", str(swarm_hub["port"]))  # fmt: skip
+    stale = client.secrets.create(
+        name=swarm_queue.secret_name(name, "broker", "an old password"), data=b"old", labels={deploy.LABEL: name}
+    )
+    again = jaxcourse(
+        swarm_hub["course"].root,
+        "hub",
+        "up",
+        "--swarm",
+        "--class",
+        str(swarm_hub["classdir"]),
+        "--port",
+        str(swarm_hub["port"]),
+    )
     assert {c: client.containers.get(f"{name}-{c}").id for c in kept} == kept, again
     assert f"{name}-workers: 2 workers" in again
     workers = services[0]
@@ -322,8 +364,11 @@ def test_hub_up_again_leaves_the_class_running_and_drops_a_stale_secret(swarm_hu
     assert workers.attrs["Spec"]["Mode"]["Replicated"]["Replicas"] == 2
     assert {t["ID"] for service in services for t in _running_tasks(service)} == tasks, "no task restarted"
     secrets = client.secrets.list(filters={"label": f"{deploy.LABEL}={name}"})
-    named = {ref["SecretName"] for service in client.services.list(filters={"label": f"{deploy.LABEL}={name}"})
-             for ref in service.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]["Secrets"]}  # fmt: skip
+    named = {
+        ref["SecretName"]
+        for service in client.services.list(filters={"label": f"{deploy.LABEL}={name}"})
+        for ref in service.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]["Secrets"]
+    }
     assert stale.name not in {s.name for s in secrets} and {s.name for s in secrets} == named
     whose = {s.attrs["Spec"]["Labels"].get(server_tls.SERVER_LABEL) for s in secrets}
     assert {f"{name}-lab-alice", f"{name}-lab-bob"} <= whose, "running servers keep their certificates"
@@ -431,8 +476,9 @@ def swarm_class(tmp_path_factory, course, swarm_nodes, cpu_image):
     submitted = tmp_path_factory.mktemp("swarm-submitted")
     for student, wrong in STUDENTS.items():
         sub = wrong_submission(ASSIGNMENT, wrong) if wrong else None
-        write_submission(submitted, student,
-                         solved_notebook(course, sub.functions if sub else None, sub.extra_cell if sub else None))  # fmt: skip
+        write_submission(
+            submitted, student, solved_notebook(course, sub.functions if sub else None, sub.extra_cell if sub else None)
+        )
     said = []
     with ThreadPoolExecutor(len(swarm_nodes.nodes)) as pool:  # this class's images reach the nodes without a registry
         list(pool.map(lambda node: swarm.load_image(node, cpu_image), swarm_nodes.nodes))
@@ -445,11 +491,18 @@ def swarm_class(tmp_path_factory, course, swarm_nodes, cpu_image):
         host_broker = swarm_queue.broker(deployment).replace(
             f"@{deployment.name}-redis:", f"@{container_ip(redis, swarm_nodes.network)}:"
         )
-        yield {"deployment": deployment, "course": checkout, "submitted": submitted, "said": said,
-               "service": client.services.get(f"{deployment.name}-workers"), "redis": redis,
-               "broker": host_broker, "ca": str(swarm_queue.tls(deployment).ca)}  # fmt: skip
+        yield {
+            "deployment": deployment,
+            "course": checkout,
+            "submitted": submitted,
+            "said": said,
+            "service": client.services.get(f"{deployment.name}-workers"),
+            "redis": redis,
+            "broker": host_broker,
+            "ca": str(swarm_queue.tls(deployment).ca),
+        }
     finally:
-        deploy.down(deployment, say=lambda _: None)
+        teardown.down(deployment, say=lambda _: None)
 
 
 def _cli(*argv, root):
@@ -467,8 +520,9 @@ def _graders(swarm_class):
     import redis
 
     url = swarm_class["broker"]
-    store = redis.Redis.from_url(url, ssl_cert_reqs="required", ssl_ca_certs=swarm_class["ca"],
-                                 ssl_check_hostname=False)  # fmt: skip
+    store = redis.Redis.from_url(
+        url, ssl_cert_reqs="required", ssl_ca_certs=swarm_class["ca"], ssl_check_hostname=False
+    )
     found = {}
     for key in store.scan_iter("celery-task-meta-*"):
         meta = json.loads(store.get(key))
@@ -490,16 +544,35 @@ def test_workers_on_two_nodes_grade_over_tls_and_a_lost_node_loses_nothing(swarm
     assert {t["NodeID"] for t in tasks} == {n.node_id for n in swarm_nodes.nodes}, "one worker per node"
 
     out = tmp_path / "graded"
-    env = {**os.environ, environment.ROOT: str(swarm_class["course"].root), "PYTHONUNBUFFERED": "1",
-           environment.QUEUE_KEY: swarm_class["deployment"].classdir.secret("queue_key"),
-           environment.BROKER_CA: swarm_class["ca"]}  # fmt: skip
-    argv = [sys.executable, "-m", "autograder.cli", "grade", ASSIGNMENT, "--broker", swarm_class["broker"],
-            "--submissions", str(swarm_class["submitted"]), "--out", str(out), "--quiet"]  # fmt: skip
+    env = {
+        **os.environ,
+        environment.ROOT: str(swarm_class["course"].root),
+        "PYTHONUNBUFFERED": "1",
+        environment.QUEUE_KEY: swarm_class["deployment"].classdir.secret("queue_key"),
+        environment.BROKER_CA: swarm_class["ca"],
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "autograder.cli",
+        "grade",
+        ASSIGNMENT,
+        "--broker",
+        swarm_class["broker"],
+        "--submissions",
+        str(swarm_class["submitted"]),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     recorder = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     names = {n.name: n for n in swarm_nodes.nodes}
-    both = wait_for(lambda: len({w.rpartition("-worker-")[0] for w in _graders(swarm_class).values()}) == 2,
-                    600, "an outcome from each node's worker")  # fmt: skip
+    both = wait_for(
+        lambda: len({w.rpartition("-worker-")[0] for w in _graders(swarm_class).values()}) == 2,
+        600,
+        "an outcome from each node's worker",
+    )
     assert both
     busy = wait_for(lambda: next((n for n in names.values() if _sandbox_on(n)), None), 300, "a node mid-job")
     swarm.lose_node(busy)
@@ -512,8 +585,11 @@ def test_workers_on_two_nodes_grade_over_tls_and_a_lost_node_loses_nothing(swarm
     assert_graded_as_here(swarm_class["course"], swarm_class["submitted"], out, STUDENTS)
 
     # The lost node's worker is started again on the node that is left.
-    on_survivor = wait_for(lambda: len([t for t in _running_tasks(service) if t["NodeID"] == survivor.node_id]) == 2,
-                           180, "both workers running on the node that is left")  # fmt: skip
+    on_survivor = wait_for(
+        lambda: len([t for t in _running_tasks(service) if t["NodeID"] == survivor.node_id]) == 2,
+        180,
+        "both workers running on the node that is left",
+    )
     assert on_survivor
 
 
@@ -525,10 +601,16 @@ def test_the_queue_refuses_plain_text_and_a_client_that_does_not_check_the_certi
     with pytest.raises((redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)):
         redis.Redis.from_url(url.replace("rediss://", "redis://"), socket_timeout=5).ping()
     with pytest.raises(redis.exceptions.ConnectionError, match="certificate verify failed"):
-        redis.Redis.from_url(url, ssl_cert_reqs="required", ssl_ca_certs=ssl.get_default_verify_paths().cafile,
-                             ssl_check_hostname=False, socket_timeout=5).ping()  # fmt: skip
-    assert redis.Redis.from_url(url, ssl_cert_reqs="required", ssl_ca_certs=swarm_class["ca"],
-                                ssl_check_hostname=False).ping()  # fmt: skip
+        redis.Redis.from_url(
+            url,
+            ssl_cert_reqs="required",
+            ssl_ca_certs=ssl.get_default_verify_paths().cafile,
+            ssl_check_hostname=False,
+            socket_timeout=5,
+        ).ping()
+    assert redis.Redis.from_url(
+        url, ssl_cert_reqs="required", ssl_ca_certs=swarm_class["ca"], ssl_check_hostname=False
+    ).ping()
     # This kernel cannot encrypt an overlay (no IPsec ESP): the class says so, and TLS stands in.
     unencrypted = [line for line in swarm_class["said"] if "not encrypted" in line]
     assert bool(unencrypted) == (not swarm.esp_available()), swarm_class["said"]
@@ -537,8 +619,10 @@ def test_the_queue_refuses_plain_text_and_a_client_that_does_not_check_the_certi
 def test_scaling_workers_without_a_swarm_class_says_what_to_do(swarm_class, tmp_path):
     done = _cli("workers", "scale", "3", "--class", str(tmp_path / "other"), root=swarm_class["course"].root)
     assert done.returncode == 2 and done.stdout == "", done
-    assert done.stderr == ("jaxcourse: error: no workers' service jaxcourse-other-workers: start the class with "
-                           "`jaxcourse hub up --swarm` first\n")  # fmt: skip
+    assert done.stderr == (
+        "jaxcourse: error: no workers' service jaxcourse-other-workers: start the class with "
+        "`jaxcourse hub up --swarm` first\n"
+    )
 
 
 def test_the_queue_s_secrets_reach_its_services_as_files_never_in_a_service_spec(swarm_class, swarm_nodes):

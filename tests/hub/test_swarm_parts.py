@@ -106,8 +106,10 @@ def test_a_rediss_broker_without_the_class_ca_is_refused_in_one_line(monkeypatch
     assert not make_app("redis://:pw@redis:6379/0", 60.0).conf.broker_use_ssl  # one host: as before
 
 
-@pytest.mark.parametrize(("config", "expected"), [("CONFIG_INET_ESP=y\n", True), ("CONFIG_INET_ESP=m\n", True),
-                                                  ("# CONFIG_INET_ESP is not set\n", False)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [("CONFIG_INET_ESP=y\n", True), ("CONFIG_INET_ESP=m\n", True), ("# CONFIG_INET_ESP is not set\n", False)],
+)
 def test_an_encrypted_overlay_is_asked_for_only_where_the_kernel_has_esp(monkeypatch, tmp_path, config, expected):
     import builtins
     import gzip

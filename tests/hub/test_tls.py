@@ -25,9 +25,28 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 def _certificate(folder):
     cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=jaxcourse.localhost",
-                    "-addext", "subjectAltName=DNS:jaxcourse.localhost,DNS:*.jaxcourse.localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=jaxcourse.localhost",
+            "-addext",
+            "subjectAltName=DNS:jaxcourse.localhost,DNS:*.jaxcourse.localhost,IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert, key
 
 
@@ -40,8 +59,21 @@ def test_a_class_published_with_a_certificate_speaks_https_only(tmp_path, course
     classdir, roster, port = tmp_path / "tlsclass", tmp_path / "roster.csv", free_port()
     roster.write_text("username,role,password\nteach,instructor,teach-pw-1\nada,student,ada-pw-123\n")
     try:
-        jaxcourse(checkout.root, "hub", "up", "--class", str(classdir), "--roster", str(roster), "--port", str(port),
-                  "--tls-cert", str(cert), "--tls-key", str(key))  # fmt: skip
+        jaxcourse(
+            checkout.root,
+            "hub",
+            "up",
+            "--class",
+            str(classdir),
+            "--roster",
+            str(roster),
+            "--port",
+            str(port),
+            "--tls-cert",
+            str(cert),
+            "--tls-key",
+            str(key),
+        )
         jaxcourse(checkout.root, "release", ASSIGNMENT, "--class", str(classdir))
         served = ssl.get_server_certificate(("127.0.0.1", port))
         assert ssl.PEM_cert_to_DER_cert(served) == ssl.PEM_cert_to_DER_cert(cert.read_text())

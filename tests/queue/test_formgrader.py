@@ -77,7 +77,7 @@ def test_each_grade_cell_gets_the_graders_points_and_no_more(autograde):
                 "b: values", second["grade_id"], second["points"], second["points"], "passed", "", "visible"
             ),
         ]
-        return Report(job["student"], job["assignment"], "graded", "", results)  # fmt: skip
+        return Report(job["student"], job["assignment"], "graded", "", results)
 
     scores, nb = autograde(report_of)
     assert scores[first["grade_id"]] == 1.5 and scores[second["grade_id"]] == second["points"]

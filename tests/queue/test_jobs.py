@@ -22,8 +22,9 @@ def _job(**changes):
 def test_the_same_submission_is_the_same_job():
     assert _job()["id"] == _job()["id"]
     other = jobs.make_job("01_collectives", "ada", b'{"cells": [1]}', "2026-11-23 18:40:01.000000 UTC", GRADING)
-    regraded = jobs.make_job("01_collectives", "ada", b'{"cells": []}', "2026-11-23 18:40:01.000000 UTC",
-                             {**GRADING, "engine": "e2"})  # fmt: skip
+    regraded = jobs.make_job(
+        "01_collectives", "ada", b'{"cells": []}', "2026-11-23 18:40:01.000000 UTC", {**GRADING, "engine": "e2"}
+    )
     assert len({_job()["id"], other["id"], regraded["id"]}) == 3
     assert jobs.check_job(_job()) == _job()
 

@@ -31,8 +31,18 @@ from ..helpers.submissions import wrong_submission
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 # Right, wrong in one function, and broken: the notebooks a class hands in, 30 students.
-KINDS = [None, "ring_wrong_direction", "layernorm_device0_only", "uses_all_gather", "fold_wrong_axis",
-         "raises_at_import", "unfinished_function", None, "local_shape_no_error", None]  # fmt: skip
+KINDS = [
+    None,
+    "ring_wrong_direction",
+    "layernorm_device0_only",
+    "uses_all_gather",
+    "fold_wrong_axis",
+    "raises_at_import",
+    "unfinished_function",
+    None,
+    "local_shape_no_error",
+    None,
+]
 STUDENTS = {f"s{i:02d}": KINDS[i % len(KINDS)] for i in range(30)}
 
 
@@ -52,10 +62,27 @@ def classroom(tmp_path_factory, course, client, cpu_image):
 
 
 def _grade(classroom, out, *more):
-    env = {**os.environ, "JAXCOURSE_ROOT": str(classroom["course"].root), "PYTHONUNBUFFERED": "1",
-           environment.QUEUE_KEY: classroom["key"]}  # fmt: skip
-    argv = [sys.executable, "-m", "autograder.cli", "grade", ASSIGNMENT, "--broker", classroom["broker"],
-            "--submissions", str(classroom["submitted"]), "--out", str(out), "--quiet", *more]  # fmt: skip
+    env = {
+        **os.environ,
+        "JAXCOURSE_ROOT": str(classroom["course"].root),
+        "PYTHONUNBUFFERED": "1",
+        environment.QUEUE_KEY: classroom["key"],
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "autograder.cli",
+        "grade",
+        ASSIGNMENT,
+        "--broker",
+        classroom["broker"],
+        "--submissions",
+        str(classroom["submitted"]),
+        "--out",
+        str(out),
+        "--quiet",
+        *more,
+    ]
     return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -100,9 +127,20 @@ def test_a_class_survives_a_dead_worker_a_redis_restart_and_a_dead_recorder(clas
 def test_a_malformed_or_oversized_job_gets_a_clear_status_and_the_queue_goes_on(classroom):
     app = make_app(classroom["broker"], job_seconds(classroom["course"]))
     malformed = app.send_task(TASK, args=[{"assignment": ASSIGNMENT, "student": "eve", "notebook": 3}])
-    huge = app.send_task(TASK, args=[{"version": 1, "id": "x", "assignment": ASSIGNMENT, "student": "eve",
-                                      "notebook": " " * (21 << 20), "timestamp": None,
-                                      "grading": {"engine": "", "course": "", "image": ""}}])  # fmt: skip
+    huge = app.send_task(
+        TASK,
+        args=[
+            {
+                "version": 1,
+                "id": "x",
+                "assignment": ASSIGNMENT,
+                "student": "eve",
+                "notebook": " " * (21 << 20),
+                "timestamp": None,
+                "grading": {"engine": "", "course": "", "image": ""},
+            }
+        ],
+    )
     first, second = malformed.get(timeout=120)["report"], huge.get(timeout=120)["report"]
     assert first["status"] == second["status"] == "invalid"
     assert first["message"].startswith("invalid job: the job has the wrong fields"), first["message"]
@@ -133,15 +171,17 @@ def test_a_job_whose_worker_raises_is_sent_again_and_recorded_failed_on_the_thir
     [(_, failed)] = done
     assert isinstance(failed, Failed) and failed.reason.startswith("the worker failed 3 times"), failed
     assert "loading the dataset (3)" in failed.reason
-    assert said == [f"jaxcourse: a worker failed grading flaky (loading the dataset ({n})); sending it again"
-                    for n in (1, 2)]  # fmt: skip
+    assert said == [
+        f"jaxcourse: a worker failed grading flaky (loading the dataset ({n})); sending it again" for n in (1, 2)
+    ]
     client.flushdb()
 
 
 def test_a_worker_whose_image_is_stale_is_refused(classroom, client, cpu_image, tmp_path):
     stale = "jaxcourse-stale:cpu"
-    client.images.build(fileobj=_dockerfile(f"FROM {cpu_image}\nLABEL org.jaxcourse.lock-sha256=0ldl0ck\n"),
-                        tag=stale, rm=True)  # fmt: skip
+    client.images.build(
+        fileobj=_dockerfile(f"FROM {cpu_image}\nLABEL org.jaxcourse.lock-sha256=0ldl0ck\n"), tag=stale, rm=True
+    )
     deployment = new_class(tmp_path / "stale", classroom["course"])
     from autograder.hub import deploy
 

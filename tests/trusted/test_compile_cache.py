@@ -23,8 +23,9 @@ print(json.dumps(sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(
 
 
 def _cache_bytes(path, limit: int) -> int:
-    done = subprocess.run([sys.executable, "-c", PROGRAMS, str(path), str(limit)], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAMS, str(path), str(limit)], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return int(json.loads(done.stdout.splitlines()[-1]))
 

@@ -132,8 +132,13 @@ def test_a_process_starts_with_the_flags_when_this_xla_lacks_one(afresh, caplog)
     ]
     assert any(NO_SUCH_OPTION in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
     code = "import jax; print(jax.jit(lambda x: x + 1)(1))"
-    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "XLA_FLAGS": flags},
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "XLA_FLAGS": flags},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert (done.returncode, done.stdout.strip()) == (0, "2"), done.stderr[-500:]
 
 

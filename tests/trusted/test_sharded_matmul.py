@@ -57,14 +57,25 @@ def test_plain_python_numbers_agree_up_to_rounding():
 def _m(sent, wire=None, reference=1792, permutes=7, axis="i"):
     """A right ring on one axis that sends ``sent`` bytes at the program's dtype (``wire`` on this
     backend's wire), beside a reference that sends ``reference``."""
-    census = {"counts": {"collective-permute": permutes}, "values_per_device": sent / 4,
-              "bytes_per_device": wire or sent, "program_bytes": sent, "unbounded": [], "farthest_hops": 1}  # fmt: skip
+    census = {
+        "counts": {"collective-permute": permutes},
+        "values_per_device": sent / 4,
+        "bytes_per_device": wire or sent,
+        "program_bytes": sent,
+        "unbounded": [],
+        "farthest_hops": 1,
+    }
     signature = {"flops": 1024.0, "peak": 2000, "traffic": {axis: float(sent)}, "resident": 128}
     # A ring whose matmul of step s waits for the s blocks that have arrived: it overlaps.
-    return {"values": {"ok": True, "message": ""}, "asked": census["counts"], "census": census,
-            "matmul_waits": list(range(permutes + 1)), "signature": signature,
-            "reference_census": {**census, "program_bytes": reference},
-            "reference_signature": {**signature, "traffic": {axis: float(reference)}}}  # fmt: skip
+    return {
+        "values": {"ok": True, "message": ""},
+        "asked": census["counts"],
+        "census": census,
+        "matmul_waits": list(range(permutes + 1)),
+        "signature": signature,
+        "reference_census": {**census, "program_bytes": reference},
+        "reference_signature": {**signature, "traffic": {axis: float(reference)}},
+    }
 
 
 def _scores(measured):
@@ -76,10 +87,13 @@ def test_bytes_are_held_to_the_reference_and_the_least_is_shown():
     assert ok["communication"][0] == RING.points["communication"]
     over = _scores([(CASE_8, _m(2048)), (CASE_24, _m(384, reference=384, permutes=3, axis="y"))])
     assert over["technique"][0] == RING.points["technique"]  # 8/7 of a ring's bytes is still a ring
-    assert over["communication"] == (0, "mesh 8:i, axis 'i', float32, (4, 16) (16, 1) per device: sends 1.14x "
-                                     "the reference's bytes per device over 'i' (2,048 against 1,792 on the same "
-                                     "mesh; at most 1x); the least it can send is 1792 bytes: a ring passes one "
-                                     "block on at each of its N - 1 steps, as much as the collective it replaces")  # fmt: skip
+    assert over["communication"] == (
+        0,
+        "mesh 8:i, axis 'i', float32, (4, 16) (16, 1) per device: sends 1.14x "
+        "the reference's bytes per device over 'i' (2,048 against 1,792 on the same "
+        "mesh; at most 1x); the least it can send is 1792 bytes: a ring passes one "
+        "block on at each of its N - 1 steps, as much as the collective it replaces",
+    )
 
 
 def test_a_widened_wire_is_reported_beside_the_program_bytes():

@@ -35,9 +35,18 @@ SPEC = spec.ASSIGNMENT
 
 def namespace_of(replace: dict[str, str]) -> dict:
     """The graded functions as a notebook would define them, for the in-process tests."""
-    namespace = {"jax": jax, "np": np, "optax": optax, "multihost_utils": multihost_utils, "loss_fn": given.loss_fn,
-                 "optimizer": given.optimizer, "data_mesh": given.data_mesh, "init_state": given.init_state,
-                 "local_batch": given.local_batch, "local_batch_count": given.local_batch_count}  # fmt: skip
+    namespace = {
+        "jax": jax,
+        "np": np,
+        "optax": optax,
+        "multihost_utils": multihost_utils,
+        "loss_fn": given.loss_fn,
+        "optimizer": given.optimizer,
+        "data_mesh": given.data_mesh,
+        "init_state": given.init_state,
+        "local_batch": given.local_batch,
+        "local_batch_count": given.local_batch_count,
+    }
     for source in {**reference_sources(ASSIGNMENT), **replace}.values():
         exec(source, namespace)
     return namespace
@@ -79,9 +88,13 @@ def test_wrong_steps_lose_their_points_with_their_reason(name, reason):
 
 
 def test_records_from_the_sandbox_are_refused_unless_well_formed():
-    good = {"status": "ok", "message": "", "processes": [
-        {"batch": None, "params": {"w": training.encode([1.0, 2.0])}, "losses": training.encode([0.5]), "mesh": {}}
-    ]}  # fmt: skip
+    good = {
+        "status": "ok",
+        "message": "",
+        "processes": [
+            {"batch": None, "params": {"w": training.encode([1.0, 2.0])}, "losses": training.encode([0.5]), "mesh": {}}
+        ],
+    }
     assert records.check_record(good, 1)["processes"][0]["params"]["w"].tolist() == [1.0, 2.0]
     for bad in (
         {**good, "status": "great"},
@@ -105,8 +118,9 @@ def test_records_from_the_sandbox_are_refused_unless_well_formed():
 def grader(tmp_path_factory):
     from autograder.grading.grader import grader_for
 
-    return grader_for(ASSIGNMENT, Course(REPO), cache=tmp_path_factory.mktemp("reference"), timeout=400,
-                      test_timeout=90, startup=60)  # fmt: skip
+    return grader_for(
+        ASSIGNMENT, Course(REPO), cache=tmp_path_factory.mktemp("reference"), timeout=400, test_timeout=90, startup=60
+    )
 
 
 def grade(grader, tmp_path, name: str, replace: dict[str, str]):

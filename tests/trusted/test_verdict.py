@@ -26,9 +26,15 @@ def _m(ok=True, counts=None, asked=None, hops=1, message="wrong values on 3 of 8
     counts = {"collective-permute": 7} if counts is None else counts
     signature = _signature(**mine)
     sent = None if signature["traffic"] is None else sum(signature["traffic"].values())
-    census = {"counts": counts, "values_per_device": sent and sent / 4, "bytes_per_device": sent,
-              "program_bytes": sent, "unbounded": [] if sent is not None else ["ppermute"], "farthest_hops": hops,
-              "link_values_per_device": sent and sent / 4 * hops}  # fmt: skip
+    census = {
+        "counts": counts,
+        "values_per_device": sent and sent / 4,
+        "bytes_per_device": sent,
+        "program_bytes": sent,
+        "unbounded": [] if sent is not None else ["ppermute"],
+        "farthest_hops": hops,
+        "link_values_per_device": sent and sent / 4 * hops,
+    }
     theirs = _signature(**(reference or {}))
     return {
         "values": {"ok": ok, "message": "" if ok else message},
@@ -144,8 +150,12 @@ def test_the_technique_part_shows_the_signature_beside_the_reference():
     table = next(r.signature for r in results if r.name.endswith(": technique"))
     assert table and table["case"] == ATTENTION.cases[0].label()
     rows = {row["dimension"]: row for row in table["rows"]}
-    assert rows["FLOPs of matmuls"] == {"dimension": "FLOPs of matmuls", "yours": 1.2e4, "reference": 1e4,
-                                         "bounds": {"technique": 1.5}}  # fmt: skip
+    assert rows["FLOPs of matmuls"] == {
+        "dimension": "FLOPs of matmuls",
+        "yours": 1.2e4,
+        "reference": 1e4,
+        "bounds": {"technique": 1.5},
+    }
     assert rows["bytes sent over 'i'"]["bounds"] == {"technique": 1.5, "communication": 1.0}
     assert all(r.signature is None for r in results if not r.name.endswith(": technique"))
 

@@ -41,10 +41,15 @@ class _Remote(abc.Exchange):  # type: ignore[misc]  # nbgrader is untyped
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         url = os.environ.get(environment.EXCHANGE_URL, "").rstrip("/") + "/api/" + path
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(url, data=data, method=method, headers={
-            "Authorization": f"token {os.environ.get('JUPYTERHUB_API_TOKEN', '')}",
-            "Content-Type": "application/json",
-        })  # fmt: skip
+        request = urllib.request.Request(
+            url,
+            data=data,
+            method=method,
+            headers={
+                "Authorization": f"token {os.environ.get('JUPYTERHUB_API_TOKEN', '')}",
+                "Content-Type": "application/json",
+            },
+        )
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT, context=internal_tls.client_context(url)) as response:
                 return json.loads(response.read())
@@ -91,13 +96,17 @@ class ExchangeList(_Remote, abc.ExchangeList):  # type: ignore[misc]
             local = self.local(name)
             fetched = local.is_dir()
             notebooks = sorted(local.glob("*.ipynb")) if fetched else [Path(n) for n in entry["files"]]
-            found.append({
-                "course_id": self.course, "assignment_id": name,
-                "status": "fetched" if fetched else "released",
-                "path": str(local) if fetched else f"exchange:{name}",
-                "notebooks": [{"notebook_id": p.stem, "path": str(local / p.name)}
-                              for p in notebooks if p.suffix == ".ipynb"],
-            })  # fmt: skip
+            found.append(
+                {
+                    "course_id": self.course,
+                    "assignment_id": name,
+                    "status": "fetched" if fetched else "released",
+                    "path": str(local) if fetched else f"exchange:{name}",
+                    "notebooks": [
+                        {"notebook_id": p.stem, "path": str(local / p.name)} for p in notebooks if p.suffix == ".ipynb"
+                    ],
+                }
+            )
         return found
 
     def _submitted(self, listing: dict[str, Any]) -> list[dict[str, Any]]:
@@ -106,10 +115,15 @@ class ExchangeList(_Remote, abc.ExchangeList):  # type: ignore[misc]
             if self.wanted(sub["assignment"]):
                 grouped.setdefault(sub["assignment"], []).append(self._submission(listing["student"], sub))
         return [
-            {"course_id": self.course, "student_id": listing["student"], "assignment_id": name,
-             "status": "submitted", "submissions": sorted(subs, key=lambda s: s["timestamp"])}
+            {
+                "course_id": self.course,
+                "student_id": listing["student"],
+                "assignment_id": name,
+                "status": "submitted",
+                "submissions": sorted(subs, key=lambda s: s["timestamp"]),
+            }
             for name, subs in sorted(grouped.items())
-        ]  # fmt: skip
+        ]
 
     def _submission(self, student: str, sub: dict[str, Any]) -> dict[str, Any]:
         folder = self.local(sub["assignment"]) / "feedback" / sub["timestamp"]
@@ -118,21 +132,30 @@ class ExchangeList(_Remote, abc.ExchangeList):  # type: ignore[misc]
             page = folder / f"{notebook}.html"
             remote = sub["feedback"].get(notebook)
             local = hashlib.md5(page.read_bytes()).hexdigest() if page.is_file() else None
-            notebooks.append({
-                "notebook_id": notebook, "path": str(self.local(sub["assignment"]) / f"{notebook}.ipynb"),
-                "has_local_feedback": local is not None, "has_exchange_feedback": remote is not None,
-                "local_feedback_path": str(page) if local else None,
-                "feedback_updated": local is not None and remote is not None and local != remote,
-            })  # fmt: skip
+            notebooks.append(
+                {
+                    "notebook_id": notebook,
+                    "path": str(self.local(sub["assignment"]) / f"{notebook}.ipynb"),
+                    "has_local_feedback": local is not None,
+                    "has_exchange_feedback": remote is not None,
+                    "local_feedback_path": str(page) if local else None,
+                    "feedback_updated": local is not None and remote is not None and local != remote,
+                }
+            )
         has_local = bool(notebooks) and all(n["has_local_feedback"] for n in notebooks)
         return {
-            "course_id": self.course, "student_id": student, "assignment_id": sub["assignment"],
-            "timestamp": sub["timestamp"], "status": "submitted", "path": f"exchange:{sub['assignment']}",
-            "notebooks": notebooks, "has_local_feedback": has_local,
+            "course_id": self.course,
+            "student_id": student,
+            "assignment_id": sub["assignment"],
+            "timestamp": sub["timestamp"],
+            "status": "submitted",
+            "path": f"exchange:{sub['assignment']}",
+            "notebooks": notebooks,
+            "has_local_feedback": has_local,
             "has_exchange_feedback": bool(notebooks) and all(n["has_exchange_feedback"] for n in notebooks),
             "feedback_updated": any(n["feedback_updated"] for n in notebooks),
             "local_feedback_path": str(folder) if has_local else None,
-        }  # fmt: skip
+        }
 
 
 class ExchangeFetchAssignment(_Remote, abc.ExchangeFetchAssignment):  # type: ignore[misc]
@@ -160,9 +183,10 @@ class ExchangeSubmit(_Remote, abc.ExchangeSubmit):  # type: ignore[misc]
         files = {
             p.relative_to(source).as_posix(): base64.b64encode(p.read_bytes()).decode()
             for p in sorted(source.rglob("*"))
-            if p.is_file() and not SKIP.intersection(p.relative_to(source).parts)
+            if p.is_file()
+            and not SKIP.intersection(p.relative_to(source).parts)
             and not any(part.startswith(".") for part in p.relative_to(source).parts)
-        }  # fmt: skip
+        }
         if self.strict:
             released = {
                 Path(n).name for n in self.call("GET", f"assignments/{name}/files")["files"] if n.endswith(".ipynb")

@@ -73,11 +73,15 @@ class Handler(HubAuthenticated, web.RequestHandler):  # type: ignore[misc]  # ju
 class Assignments(Handler):
     def get(self) -> None:
         mine = self.store.submissions(self.student)
-        self.finish({
-            "student": self.student,
-            "released": [{"assignment": a, "files": sorted(self.store.released_files(a))} for a in self.store.released()],
-            "submissions": [_listed(self.store, s) for s in mine],
-        })  # fmt: skip
+        self.finish(
+            {
+                "student": self.student,
+                "released": [
+                    {"assignment": a, "files": sorted(self.store.released_files(a))} for a in self.store.released()
+                ],
+                "submissions": [_listed(self.store, s) for s in mine],
+            }
+        )
 
 
 class Files(Handler):
@@ -193,9 +197,12 @@ def _listed(store: Store, submission: Submission) -> dict[str, Any]:
     """A submission as the caller sees it: its notebooks, and a digest of each feedback page
     (the panel offers to fetch feedback again when it changed)."""
     pages = store.feedback(submission)
-    return {"assignment": submission.assignment, "timestamp": submission.timestamp,
-            "notebooks": [Path(n).stem for n in store.files(submission) if n.endswith(".ipynb")],
-            "feedback": {n: hashlib.md5(page.encode()).hexdigest() for n, page in pages.items()}}  # fmt: skip
+    return {
+        "assignment": submission.assignment,
+        "timestamp": submission.timestamp,
+        "notebooks": [Path(n).stem for n in store.files(submission) if n.endswith(".ipynb")],
+        "feedback": {n: hashlib.md5(page.encode()).hexdigest() for n, page in pages.items()},
+    }
 
 
 def _decoded(body: bytes) -> dict[str, bytes]:
@@ -227,12 +234,14 @@ def make_app(store: Store, config_root: Path, prefix: str, clock: Clock | None =
         "clock": clock or (lambda: datetime.datetime.now(datetime.UTC)),
     }
     base = re.escape(prefix.rstrip("/"))
-    return web.Application([
-        (rf"{base}/api/assignments", Assignments, settings),
-        (rf"{base}/api/assignments/{ASSIGNMENT}/files", Files, settings),
-        (rf"{base}/api/assignments/{ASSIGNMENT}/submissions", Submissions, settings),
-        (rf"{base}/api/assignments/{ASSIGNMENT}/feedback", Feedback, settings),
-    ])  # fmt: skip
+    return web.Application(
+        [
+            (rf"{base}/api/assignments", Assignments, settings),
+            (rf"{base}/api/assignments/{ASSIGNMENT}/files", Files, settings),
+            (rf"{base}/api/assignments/{ASSIGNMENT}/submissions", Submissions, settings),
+            (rf"{base}/api/assignments/{ASSIGNMENT}/feedback", Feedback, settings),
+        ]
+    )
 
 
 def listeners(port: int, hub_address: str) -> list[tuple[int, str, ssl.SSLContext | None]]:
@@ -253,8 +262,11 @@ def main() -> None:
 
     url = urlparse(os.environ["JUPYTERHUB_SERVICE_URL"])
     store = Store(Path(os.environ[environment.CLASS_DIR]) / "exchange")
-    app = make_app(store, Path(os.environ.get(environment.CONFIG_DIR, "/etc/jaxcourse")),
-                   os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/exchange/"))  # fmt: skip
+    app = make_app(
+        store,
+        Path(os.environ.get(environment.CONFIG_DIR, "/etc/jaxcourse")),
+        os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/exchange/"),
+    )
 
     async def serve() -> None:
         for port, address, tls in listeners(url.port or 80, url.hostname or "127.0.0.1"):

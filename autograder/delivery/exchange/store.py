@@ -81,8 +81,10 @@ def _layout(files: dict[str, bytes]) -> dict[str, bytes]:
     folders = {parent.as_posix() for name in names for parent in PurePosixPath(name).parents}
     clash = sorted(set(names) & folders)
     if clash or META in names:
-        raise StoreError(f"file name {(clash or [META])[0][:80]!r} is not allowed: it is a folder of another file, "
-                         f"or the exchange's own {META}")  # fmt: skip
+        raise StoreError(
+            f"file name {(clash or [META])[0][:80]!r} is not allowed: it is a folder of another file, "
+            f"or the exchange's own {META}"
+        )
     return names
 
 
@@ -148,16 +150,21 @@ class Store:
         finally:
             shutil.rmtree(staged, ignore_errors=True)  # gone once filed (renamed), or on any failure
 
-    def _file(self, staged: Path, folder: Path, student: str, assignment: str, names: dict[str, bytes],
-              now: datetime.datetime) -> Submission:  # fmt: skip
+    def _file(
+        self, staged: Path, folder: Path, student: str, assignment: str, names: dict[str, bytes], now: datetime.datetime
+    ) -> Submission:
         """Rename ``staged`` into ``folder`` under a stamp of ``now``, a microsecond later for each
         submission already filed at that stamp."""
         _made(folder)
         when = now.astimezone(datetime.UTC)
         while True:
             stamp = when.strftime(STAMP)
-            meta = {"student": student, "assignment": assignment, "stamp": stamp,
-                    "files": {name: len(data) for name, data in sorted(names.items())}}  # fmt: skip
+            meta = {
+                "student": student,
+                "assignment": assignment,
+                "stamp": stamp,
+                "files": {name: len(data) for name, data in sorted(names.items())},
+            }
             (staged / META).write_text(json.dumps(meta, indent=1))
             _open_to_all(staged)
             try:

@@ -22,8 +22,11 @@ CHOICES = {
 
 # (mesh, axis, global m, k, n, dtype): rings of 8, 4 and 2, on one axis of a 2-D mesh too. B has
 # fewer values than A everywhere, so gathering the wrong operand shows in the traffic.
-VISIBLE = (("8:i", "i", 32, 16, 8, "float32"), ("2x4:x,y", "y", 16, 8, 12, "float32"),
-           ("2:i", "i", 6, 10, 4, "float32"))  # fmt: skip
+VISIBLE = (
+    ("8:i", "i", 32, 16, 8, "float32"),
+    ("2x4:x,y", "y", 16, 8, 12, "float32"),
+    ("2:i", "i", 6, 10, 4, "float32"),
+)
 
 
 def matmul_cases(a: Layout, b: Layout, sizes: tuple[tuple[Any, ...], ...]) -> tuple[Case, ...]:

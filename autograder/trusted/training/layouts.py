@@ -99,11 +99,15 @@ def _run_problem(record: dict[str, Any], reference: dict[str, Any], num_steps: i
             return f"process {rank} returned parameters {sorted(proc['params'])}, expected {sorted(ref['params'])}"
         if rank and not all(np.array_equal(proc["params"][p], procs[0]["params"][p]) for p in ref["params"]):
             worst = max(float(np.abs(proc["params"][p] - procs[0]["params"][p]).max()) for p in ref["params"])
-            return (f"process {rank}'s parameters differ from process 0's by up to {worst:.3g}: the copies "
-                    "drifted apart (are the gradients averaged over 'data' before the update?)")  # fmt: skip
+            return (
+                f"process {rank}'s parameters differ from process 0's by up to {worst:.3g}: the copies "
+                "drifted apart (are the gradients averaged over 'data' before the update?)"
+            )
         if proc["losses"].shape != ref["losses"].shape:
-            return (f"process {rank} returned {proc['losses'].size} losses; the reference ran {ref['losses'].size} "
-                    f"steps, the most every process's data allows (up to num_steps={num_steps})")  # fmt: skip
+            return (
+                f"process {rank} returned {proc['losses'].size} losses; the reference ran {ref['losses'].size} "
+                f"steps, the most every process's data allows (up to num_steps={num_steps})"
+            )
         if rank and not np.array_equal(proc["losses"], procs[0]["losses"]):
             return f"process {rank}'s loss history differs from process 0's: every process must compute the same steps"
     for name, got, want in [("loss history", procs[0]["losses"], ref["losses"])] + [
@@ -121,10 +125,17 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
     """Points per layout: each part of the task is one layout of the same global mesh."""
     by_part = {harness.layout_label(*c.args): (c, m) for c, m in measured}
     return [
-        TestResult(f"{task.name}: {part}", task.grade_id, 0.0 if problem else task.points[part], task.points[part],
-                   "failed" if problem else "passed", problem, "hidden" if case.hidden else "visible")
+        TestResult(
+            f"{task.name}: {part}",
+            task.grade_id,
+            0.0 if problem else task.points[part],
+            task.points[part],
+            "failed" if problem else "passed",
+            problem,
+            "hidden" if case.hidden else "visible",
+        )
         for part in task.points
         if part in by_part
         for case, m in [by_part[part]]
         for problem in [m["values"]["message"] if not m["values"]["ok"] else ""]
-    ]  # fmt: skip
+    ]

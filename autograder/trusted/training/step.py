@@ -219,10 +219,17 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
     steps = [cast(StepMeasurement, m) for _, m in measured]  # this module is handed only its own kind
     parts = {part: _step_problem(part, steps) for part in task.points}
     return [
-        TestResult(f"{task.name}: {part}", task.grade_id, 0.0 if problem else task.points[part], task.points[part],
-                   "failed" if problem else "passed", problem, "visible")
+        TestResult(
+            f"{task.name}: {part}",
+            task.grade_id,
+            0.0 if problem else task.points[part],
+            task.points[part],
+            "failed" if problem else "passed",
+            problem,
+            "visible",
+        )
         for part, problem in parts.items()
-    ]  # fmt: skip
+    ]
 
 
 def _step_problem(part: str, measurements: list[StepMeasurement]) -> str:
@@ -246,12 +253,16 @@ def _collectives_problem(m: StepMeasurement) -> str:
     census, n, devices = m["census"], m["num_params"], m["devices"]
     ops = {op for op, k in {**census["asked"], **census["counts"]}.items() if k and op != "all-reduce"}
     if ops:
-        return (f"the program uses {', '.join(sorted(ops))}; averaging gradients needs only an "
-                "all-reduce (psum or pmean over 'data'), and no gathered parameters")  # fmt: skip
+        return (
+            f"the program uses {', '.join(sorted(ops))}; averaging gradients needs only an "
+            "all-reduce (psum or pmean over 'data'), and no gathered parameters"
+        )
     reduces = census["counts"].get("all-reduce", 0)
     if reduces > 1:
-        return (f"the compiled step runs {reduces} all-reduces where one would do: average the gradients and the "
-                "loss in one place (pmean of the tuple (grads, loss)), so that XLA's all-reduce combiner can merge them")  # fmt: skip
+        return (
+            f"the compiled step runs {reduces} all-reduces where one would do: average the gradients and the "
+            "loss in one place (pmean of the tuple (grads, loss)), so that XLA's all-reduce combiner can merge them"
+        )
     per_value = 2 * (devices - 1) / devices  # what an all-reduce sends per device, per value
     sent = census["values_per_device"] or 0.0
     if sent < per_value * n - 1e-6:
@@ -266,5 +277,7 @@ def _dropout_problem(m: StepMeasurement) -> str:
     if not same:
         return ""
     devices = ", ".join(map(str, same))
-    return (f"device 0 and device{'s' if len(same) > 1 else ''} {devices} draw the same dropout mask: swapping "
-            "their examples leaves the update unchanged; fold the device's index along 'data' into the key")  # fmt: skip
+    return (
+        f"device 0 and device{'s' if len(same) > 1 else ''} {devices} draw the same dropout mask: swapping "
+        "their examples leaves the update unchanged; fold the device's index along 'data' into the key"
+    )
