@@ -1,5 +1,5 @@
 """The sandbox for strangers' code: one fresh container per submission, from the course's own
-image (the environment the students used), locked down as DESIGN.md's sandbox defaults say.
+image (the environment the students used), locked down as below (docs/grading.md, "The sandbox").
 
 No network, memory with swap equal to it, a CPU quota, a pids limit, a read-only root with tmpfs
 for /tmp and home, every capability dropped, no new privileges, uid 1000, an init process, the job
