@@ -39,12 +39,18 @@ def main() -> None:
     from autograder.engine import images, limits
     from autograder.grading.docker_sandbox import DockerSandbox
     from autograder.grading.grader import grader_for
+    from autograder.grading.sandbox import ProcessSandbox
 
     lim = limits.load(REPO, ASSIGNMENT)
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         process = grader_for(
-            ASSIGNMENT, Course(REPO), cache=Path(tmp) / "reference", timeout=lim.timeout, test_timeout=lim.test_timeout
+            ASSIGNMENT,
+            Course(REPO),
+            cache=Path(tmp) / "reference",
+            timeout=lim.timeout,
+            test_timeout=lim.test_timeout,
+            sandbox=ProcessSandbox(),
         )
         print(f"reference results (once, cached): {time.perf_counter() - start:.1f} s")
         graders = {"process": process}

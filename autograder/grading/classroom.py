@@ -139,13 +139,14 @@ def grade_class(
         box = open_sandbox(sandbox, image, lim, say, warm=jobs)
         grade_many, how = in_threads(jobs), f"{box.name} sandbox, {jobs} at once"
     else:
-        box, (grade_many, how) = ProcessSandbox(), queue  # the grader here only fingerprints
+        box, (grade_many, how) = None, queue  # the grader here only fingerprints
     grader = grader_for(assignment, course, sandbox=box)
     todo = find_submissions(submissions, assignment, grader.assignment.notebook)
     out.mkdir(parents=True, exist_ok=True)
     run = ClassRun(how=how)
     fresh = []
-    with _bar(len(todo), progress) as bar, contextlib.closing(box):
+    closed = contextlib.closing(box) if box is not None else contextlib.nullcontext()
+    with _bar(len(todo), progress) as bar, closed:
         for submission in todo:
             previous = None if force else _unchanged(grader, submission, out)
             if previous is None:

@@ -45,7 +45,7 @@ from .package import UNTRUSTED_SIDE, code_text
 from .plan import plan
 from .references import Provider
 from .report import Report
-from .sandbox import CompileCache, Outcome, ProcessSandbox, Sandbox, last_line
+from .sandbox import CompileCache, Outcome, Sandbox, last_line
 from .scratch import scratch
 from .seal import HiddenPhase
 from .trusted_worker import MeshDiffers, TrustedWorker, WorkerStopped, evaluation
@@ -84,11 +84,20 @@ class Grader:
         # A report stays valid while the notebook, the reference, the cases and the package's
         # own code are all unchanged.
         self.fingerprint_base = provider.source_text + json.dumps(jobs, sort_keys=True) + code_text()
-        self.sandbox = sandbox or ProcessSandbox()
+        # None: a grader that identifies submissions and reports on those no grader can read
+        # (the hub's grading service, formgrader, a queue's dispatcher) but runs none of them.
+        self.sandbox = sandbox
         # Compiled programs, reused when two submissions export the same program; written and
         # read by the trusted worker only. The same program on the same test is measured once.
         self.compile_cache = cache / "xla"
         self.measured = MeasuredPrograms(cache / "measured")
+
+    def _box(self) -> Sandbox:
+        if self.sandbox is None:
+            raise JaxcourseError(
+                f"this grader of {self.assignment.name} was made without a sandbox: it runs no notebook"
+            )
+        return self.sandbox
 
     @property
     def references(self) -> dict[str, str]:
@@ -110,7 +119,7 @@ class Grader:
         with self._sandbox_cache_lock:
             if self._sandbox_cache is None and self.source is not None:
                 self._sandbox_cache = self._fill_sandbox_cache(folder)
-            elif self._sandbox_cache is None and not self.sandbox.isolates:
+            elif self._sandbox_cache is None and not self._box().isolates:
                 folder.mkdir(parents=True, exist_ok=True)
                 self._sandbox_cache = CompileCache(folder, writable=True)
         return self._sandbox_cache
@@ -120,14 +129,15 @@ class Grader:
         these cells in this kind of sandbox by this grader's code (whose runner chooses how
         programs compile). A run that fails leaves a cache that is only smaller."""
         cells = nbio.public_cells(self.source)
-        where = json.dumps([cells, self.sandbox.name, getattr(self.sandbox, "image", "")])
+        box = self._box()
+        where = json.dumps([cells, box.name, getattr(box, "image", "")])
         stamp = hashlib.sha256((where + code_text(*UNTRUSTED_SIDE)).encode())
         done = folder / "filled-from"
         folder.mkdir(parents=True, exist_ok=True)
         if not done.is_file() or done.read_text() != stamp.hexdigest():
             with tempfile.TemporaryDirectory(prefix="jaxcourse-warm-") as tmp:
                 job, out, _ = self.prepare(cells, Path(tmp), keep_going=True)
-                self.sandbox.run(job, out, self.timeout, CompileCache(folder, writable=True))
+                box.run(job, out, self.timeout, CompileCache(folder, writable=True))
             write_atomic(done, stamp.hexdigest())
         return CompileCache(folder)
 
@@ -178,12 +188,13 @@ class Grader:
         fingerprint, nb = self._read(notebook)
         if isinstance(nb, nbio.NotebookError):
             return self.failed(student, "invalid", str(nb), fingerprint)
+        box = self._box()  # a grader made without one says so before it starts anything
         watch = Stopwatch()
         if self._references is None:  # the first submission: compute them while its sandbox runs
             threading.Thread(target=self._references_ahead, daemon=True).start()
         with watch.phase("sandbox compile cache"):  # filled by the first submission's grading too
             cache = self.sandbox_cache
-        with scratch(f"jaxcourse-{student}-", self.sandbox) as tmp:
+        with scratch(f"jaxcourse-{student}-", box) as tmp:
             report = self._grade_cells(student, nbio.code_cells(nb, self.source), tmp, watch, cache)
         report.fingerprint, report.profile = fingerprint, watch
         return report
@@ -216,7 +227,7 @@ class Grader:
     ) -> Report:
         job, out, artifacts = self.prepare(cells, work)
         with watch.phase("sandbox: all"), HiddenPhase(job, out, work / "sealed", self._calls(hidden=True)) as phase:
-            outcome = self.sandbox.run(job, out, self.timeout, cache)
+            outcome = self._box().run(job, out, self.timeout, cache)
         watch.update(outcome.phases, "sandbox: ")
         # Until the seal, the sandbox knew no hidden case: its files and its output may be shown.
         first = work / "sealed" if phase.is_sealed else out

@@ -35,6 +35,7 @@ from .notebooks import NotebookError, assignment_of, read
 from .plan import PlannedTest, plan
 from .references import Provider, ReferenceFailed, ensure
 from .report import Report
+from .sandbox import ProcessSandbox
 from .trusted_worker import evaluation
 
 
@@ -212,7 +213,7 @@ def check_notebook(notebook: Path, assignment: str | None = None) -> Report:
         course: Course | None = Course.find(notebook.resolve().parent)
     except CourseError:
         course = None  # a student's copy: visible cases, shipped records
-    return grader_for(name, course).grade("you", notebook)
+    return grader_for(name, course, sandbox=ProcessSandbox()).grade("you", notebook)
 
 
 def _by_filename(path: Path) -> str:

@@ -29,7 +29,6 @@ from ..delivery.exchange.store import Store, Submission
 from ..grading import feedback, gradebook, notebooks
 from ..grading.grader import Grader, grader_for
 from ..grading.report import Report
-from ..grading.sandbox import ProcessSandbox
 from ..queue.app import make_app, visibility_timeout
 from ..queue.class_run import job_seconds, report_for
 from ..queue.dispatch import Dispatcher, Failed
@@ -62,7 +61,7 @@ class GradingService:
     def grader(self, assignment: str) -> Grader:
         """A grader for fingerprints, identities and zero reports: it never runs a notebook here."""
         if assignment not in self.graders:
-            self.graders[assignment] = grader_for(assignment, self.course, sandbox=ProcessSandbox())
+            self.graders[assignment] = grader_for(assignment, self.course)
         return self.graders[assignment]
 
     def step(self) -> int:

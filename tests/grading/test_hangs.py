@@ -7,6 +7,7 @@ import pytest
 
 from autograder.grading import trusted_worker
 from autograder.grading.grader import grader_for
+from autograder.grading.sandbox import ProcessSandbox
 from autograder.untrusted.runner import run_tests
 
 from ..helpers.course import ASSIGNMENT, solved_notebook, write_submission
@@ -40,7 +41,7 @@ def test_the_trusted_worker_waits_out_a_hung_program_once(course, tmp_path, monk
     started once until the hang and once for the tests after it, not once more per hung case."""
     wrong = wrong_submission(ASSIGNMENT, "program_never_ends")
     notebook = write_submission(tmp_path, "s", solved_notebook(course, wrong.functions))
-    grader = grader_for(ASSIGNMENT, course, timeout=40, test_timeout=4, startup=30)
+    grader = grader_for(ASSIGNMENT, course, timeout=40, test_timeout=4, startup=30, sandbox=ProcessSandbox())
     hung = [p for p in grader.tests if p.task.name == "fold_rng_over_axis"]
     started = []
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.grading.grader import grader_for
+from autograder.grading.sandbox import ProcessSandbox
 
 from ..helpers.course import ASSIGNMENT, full_marks, solved_notebook, write_submission
 from ..helpers.submissions import wrong_submission
@@ -16,7 +17,9 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def grader(course, tmp_path_factory):
-    return grader_for(ASSIGNMENT, course, cache=tmp_path_factory.mktemp("cache"), timeout=60, test_timeout=8)
+    return grader_for(
+        ASSIGNMENT, course, cache=tmp_path_factory.mktemp("cache"), timeout=60, test_timeout=8, sandbox=ProcessSandbox()
+    )
 
 
 def _grade(grader, tmp_path, student, nb):
@@ -61,7 +64,7 @@ def test_the_public_cells_fill_the_sandbox_compile_cache_once(grader, course, tm
     programs = {p.name for p in cache.path.iterdir() if p.name.endswith("-cache")}
     assert programs, "the notebook's demonstrations compile programs; none were kept"
     stamp = (cache.path / "filled-from").stat().st_mtime_ns
-    again = grader_for(ASSIGNMENT, course, cache=cache.path.parent)
+    again = grader_for(ASSIGNMENT, course, cache=cache.path.parent, sandbox=ProcessSandbox())
     assert again.sandbox_cache == cache and (cache.path / "filled-from").stat().st_mtime_ns == stamp
 
 
@@ -69,6 +72,6 @@ def test_measurements_outlive_the_grader(grader, course, tmp_path):
     """A student checking a notebook again, or a class graded again after a fix: a new grader on
     the same cache finds what the last one measured."""
     _grade(grader, tmp_path, "once", solved_notebook(course))
-    later = grader_for(ASSIGNMENT, course, cache=grader.cache, timeout=60, test_timeout=8)
+    later = grader_for(ASSIGNMENT, course, cache=grader.cache, timeout=60, test_timeout=8, sandbox=ProcessSandbox())
     report = _grade(later, tmp_path, "twice", solved_notebook(course))
     assert report.profile.counts["measurements reused"] == len(later.tests)

@@ -12,10 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from autograder.core.errors import JaxcourseError
 from autograder.grading import notebooks
+from autograder.grading.grader import grader_for
 from autograder.grading.submissions import find_submissions
 
-from ..helpers.course import ASSIGNMENT, NOTEBOOK, source_notebook
+from ..helpers.course import ASSIGNMENT, NOTEBOOK, solved_notebook, source_notebook, write_submission
 from ..helpers.fuzz import JSON, damaged
 from ..helpers.malformed import KINDS
 
@@ -91,3 +93,19 @@ def test_any_bytes_read_as_a_notebook_or_a_notebook_error(data):
 @given(document=damaged(GOOD_JSON))
 def test_a_damaged_notebook_reads_as_a_notebook_or_a_notebook_error(document):
     _read_or_refused(json.dumps(document).encode())
+
+
+def test_a_grader_made_without_a_sandbox_reports_on_unreadable_notebooks_and_runs_none(course, tmp_path):
+    """The hub's grading service, formgrader and a queue's dispatcher identify submissions and
+    report on those no grader can read; asked to grade one it could run, such a grader refuses
+    before it computes or starts anything (it once ran it in an unisolated process)."""
+    grader = grader_for(ASSIGNMENT, course, tmp_path / "cache")
+    broken = tmp_path / "ann" / NOTEBOOK
+    broken.parent.mkdir()
+    broken.write_text("{not a notebook")
+    report = grader.grade("ann", broken)
+    assert report.status == "invalid" and report.fingerprint and sum(t.score for t in report.tests) == 0
+    solved = write_submission(tmp_path, "bob", solved_notebook(course))
+    with pytest.raises(JaxcourseError, match="made without a sandbox: it runs no notebook"):
+        grader.grade("bob", solved)
+    assert not (tmp_path / "cache").exists()  # no reference was computed, no compile cache filled

@@ -20,7 +20,7 @@ from autograder.grading import worker_process
 from autograder.grading.grader import grader_for
 from autograder.grading.measured import MeasuredPrograms
 from autograder.grading.references import fingerprint
-from autograder.grading.sandbox import Deadline, kill_group, watch
+from autograder.grading.sandbox import Deadline, ProcessSandbox, kill_group, watch
 from autograder.trusted import forkserver
 from autograder.trusted import reference as records
 from autograder.trusted.jobs import ReferenceRun
@@ -115,7 +115,7 @@ def test_a_job_whose_server_dies_under_it_runs_again_in_a_new_one(references, tm
 def test_a_submission_graded_across_a_dead_server_scores_as_without(course, tmp_path):
     """The server killed while it measures one student's cases: her report is the one she gets
     without the fault, and the next student's is graded as usual."""
-    grader = grader_for(ASSIGNMENT, course, timeout=120)
+    grader = grader_for(ASSIGNMENT, course, timeout=120, sandbox=ProcessSandbox())
     notebook = write_submission(tmp_path, "ann", solved_notebook(course))
     calm = grader.grade("ann", notebook)
     grader.measured = MeasuredPrograms()  # nothing reused: every case is measured again

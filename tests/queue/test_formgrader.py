@@ -19,6 +19,7 @@ from traitlets.config import Config
 from autograder.core import records
 from autograder.grading.grader import grader_for
 from autograder.grading.report import Report
+from autograder.grading.sandbox import ProcessSandbox
 from autograder.queue.formgrader import AUTOGRADE_PREPROCESSORS, GradedByTheService
 from autograder.queue.inbox import Inbox
 
@@ -102,7 +103,7 @@ def test_formgraders_autograde_gives_the_graders_points(course, tmp_path, monkey
     root = copy / "assignments"
     wrong = wrong_submission(ASSIGNMENT, "ring_wrong_direction")
     write_submission(root / "submitted", "bob", solved_notebook(course, wrong.functions))
-    grader = grader_for(ASSIGNMENT, course, timeout=60, test_timeout=8)
+    grader = grader_for(ASSIGNMENT, course, timeout=60, test_timeout=8, sandbox=ProcessSandbox())
 
     def graded(job):
         notebook = tmp_path / "job" / f"{ASSIGNMENT}.ipynb"

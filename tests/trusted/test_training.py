@@ -117,9 +117,16 @@ def test_records_from_the_sandbox_are_refused_unless_well_formed():
 @pytest.fixture(scope="module")
 def grader(tmp_path_factory):
     from autograder.grading.grader import grader_for
+    from autograder.grading.sandbox import ProcessSandbox
 
     return grader_for(
-        ASSIGNMENT, Course(REPO), cache=tmp_path_factory.mktemp("reference"), timeout=400, test_timeout=90, startup=60
+        ASSIGNMENT,
+        Course(REPO),
+        cache=tmp_path_factory.mktemp("reference"),
+        timeout=400,
+        test_timeout=90,
+        startup=60,
+        sandbox=ProcessSandbox(),
     )
 
 
