@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from ..core import logs
 from ..core.errors import JaxcourseError
 from . import (
     check,
@@ -52,6 +53,7 @@ def build_parser() -> Parser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    logs.configure()
     try:
         return int(args.run(args))
     except (JaxcourseError, FileNotFoundError) as err:

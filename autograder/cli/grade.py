@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 from .. import specs
-from ..core import environment
+from ..core import environment, logs
 from ..core.course import Course
 from ..delivery.classdir import ClassDir
 from ..grading import classroom
@@ -65,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     course = Course.find()
     if args.class_dir is not None:
         course = ClassDir.open(args.class_dir).course(course)
-    queue = on_queue(args.broker, course, _say) if args.broker else None
+    logs.configure("stderr")  # stdout is the grades' summary; what grading says goes beside it
+    queue = on_queue(args.broker, course) if args.broker else None
     if args.sandbox == "service":
         if args.class_dir is None:
             raise classroom.SandboxUnavailable(
@@ -82,14 +82,9 @@ def run(args: argparse.Namespace) -> int:
         args.sandbox,
         args.image,
         args.force,
-        say=_say,
         queue=queue,
     )
     print(classroom.summary(result))
     if args.profile:
         print(classroom.profile(result))
     return 0
-
-
-def _say(line: str) -> None:
-    print(line, file=sys.stderr)

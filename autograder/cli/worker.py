@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     course = Course.find(args.course) if args.course else Course.find()
     if args.course:
         os.environ.setdefault(environment.ROOT, str(course.root))  # the image check finds the lock here
-    host = worker.open_worker(course, args.sandbox, args.image, args.cache, outcome_key(args.broker), print)
+    host = worker.open_worker(course, args.sandbox, args.image, args.cache, outcome_key(args.broker))
     concurrency = args.concurrency or limits.load(course.root, "").default_jobs()
     worker.serve(host, args.broker, concurrency, job_seconds(course))
     return 0

@@ -11,16 +11,18 @@ where no Slurm configuration exists, and removed by ``down``.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import JaxcourseError
+
+log = logging.getLogger(__name__)
 
 STATE = Path("/var/lib/jaxcourse/cluster")
 SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
@@ -61,7 +63,7 @@ def running(cluster: Cluster) -> list[str]:
     return [daemon for daemon in DAEMONS if _pid(cluster, daemon) is not None]
 
 
-def up(cluster: Cluster = Cluster(), say: Callable[[str], None] = print) -> None:
+def up(cluster: Cluster = Cluster()) -> None:
     """Start what is not running yet; a cluster that is up already is left as it is."""
     missing = [program for program in PROGRAMS if shutil.which(program) is None]
     if missing:
@@ -71,7 +73,7 @@ def up(cluster: Cluster = Cluster(), say: Callable[[str], None] = print) -> None
     alive = running(cluster)
     if alive == list(DAEMONS) and _answers():
         _link(cluster)
-        say(f"the cluster is already up (partition {PARTITION} on localhost; state in {cluster.state})")
+        log.info(f"the cluster is already up (partition {PARTITION} on localhost; state in {cluster.state})")
         return
     cluster.state.mkdir(parents=True, exist_ok=True)
     cluster.state.chmod(0o755)  # munged refuses a socket in a directory others cannot enter
@@ -85,22 +87,22 @@ def up(cluster: Cluster = Cluster(), say: Callable[[str], None] = print) -> None
     if "slurmd" not in alive:
         _start(cluster, ["slurmd", "-N", "localhost"], env)
     _wait_until_up(cluster)
-    say(f"the cluster is up: partition {PARTITION} on localhost; config, logs and state in {cluster.state}")
+    log.info(f"the cluster is up: partition {PARTITION} on localhost; config, logs and state in {cluster.state}")
 
 
-def down(cluster: Cluster = Cluster(), say: Callable[[str], None] = print) -> None:
+def down(cluster: Cluster = Cluster()) -> None:
     """Cancel the cluster's jobs, stop its daemons and remove the config link."""
     alive = running(cluster)
     if not alive:
         _unlink(cluster)
-        say(f"no cluster is running (state in {cluster.state})")
+        log.info(f"no cluster is running (state in {cluster.state})")
         return
     if "slurmctld" in alive:
         subprocess.run(["scancel", "--quiet", f"--partition={PARTITION}"], capture_output=True, timeout=30)
     for daemon in reversed(DAEMONS):
         _stop(cluster, daemon)
     _unlink(cluster)
-    say(f"the cluster is stopped; its files stay in {cluster.state}")
+    log.info(f"the cluster is stopped; its files stay in {cluster.state}")
 
 
 def slurm_conf(cluster: Cluster, node: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,8 @@ from ..core.errors import JaxcourseError
 from ..engine import health, images
 from ..engine.containers import removed_after
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
     from docker.client import DockerClient
     from docker.models.containers import Container
@@ -39,12 +42,6 @@ WORK_IN_CONTAINER = "/home/jovyan/work"
 JOVYAN = (1000, 100)
 MANIFEST = Path(".jaxcourse") / "seeded.json"
 READY_TIMEOUT_S = 180.0
-
-Say = Callable[[str], None]
-
-
-def _say(text: str) -> None:
-    print(text, flush=True)
 
 
 # ---- filling the work directory ----------------------------------------------------------------
@@ -133,7 +130,7 @@ def run(work: Path, variant: str = "cpu", port: int = 8888, local: bool = False)
     try:
         client = images.connect()
     except images.EngineUnavailable as err:
-        _say(f"jaxcourse: {err}; serving the course from the local venv instead")
+        log.info(f"jaxcourse: {err}; serving the course from the local venv instead")
         return serve_local(work, port, token)
     return serve_docker(client, variant, work, port, token, created)
 
@@ -183,7 +180,7 @@ def container_options(variant: str, work: Path, port: int, token: str) -> dict[s
     return options
 
 
-def start_container(client: DockerClient, options: dict[str, Any], say: Say = _say) -> Container:
+def start_container(client: DockerClient, options: dict[str, Any]) -> Container:
     """Start the lab container; a cuda start without a GPU runtime goes on without GPUs, and says so."""
     from docker.errors import APIError, NotFound
 
@@ -204,7 +201,7 @@ def start_container(client: DockerClient, options: dict[str, Any], say: Say = _s
     except APIError as err:
         text = str(err.explanation or err)
         if "device_requests" in options and ("gpu" in text.lower() or "device driver" in text):
-            say("jaxcourse: Docker has no GPU runtime here (NVIDIA container toolkit); starting without GPUs")
+            log.warning("jaxcourse: Docker has no GPU runtime here (NVIDIA container toolkit); starting without GPUs")
             _remove_quietly(client, options["name"])
             return client.containers.run(**{k: v for k, v in options.items() if k != "device_requests"})
         if "port is already allocated" in text or "address already in use" in text:
@@ -231,7 +228,7 @@ def wait_healthy(container: Container, timeout: float = READY_TIMEOUT_S) -> floa
 
 
 def serve_docker(client: DockerClient, variant: str, work: Path, port: int, token: str, created: bool) -> int:
-    images.ensure(variant, client, _say)
+    images.ensure(variant, client)
     if os.getuid() == 0 and created:
         os.chown(work, *JOVYAN)  # a root host user: the container's jovyan must write here
     ready = False
@@ -239,16 +236,16 @@ def serve_docker(client: DockerClient, variant: str, work: Path, port: int, toke
         with removed_after(start_container(client, container_options(variant, work, port, token)), 10) as container:
             wait_healthy(container)
             ready = True
-            _say(f"jaxcourse: JupyterLab ({variant} image) is ready; your work is in {work}")
-            _say(f"    {_url(port, token)}")
-            _say("jaxcourse: Ctrl-C stops it")
+            log.info(f"jaxcourse: JupyterLab ({variant} image) is ready; your work is in {work}")
+            log.info(f"    {_url(port, token)}")
+            log.info("jaxcourse: Ctrl-C stops it")
             return _follow(container)
     except KeyboardInterrupt:
-        _say("\njaxcourse: stopping the lab")
+        log.info("\njaxcourse: stopping the lab")
         return 0
     finally:
         if ready:
-            _say(f"jaxcourse: lab stopped; your work stays in {work}")
+            log.info(f"jaxcourse: lab stopped; your work stays in {work}")
 
 
 def _follow(container: Container) -> int:
@@ -260,7 +257,7 @@ def _follow(container: Container) -> int:
         for raw in lines:
             line = raw.decode(errors="replace")
             if line.startswith("jaxcourse:") or line.startswith("[E "):
-                _say(line)
+                log.info(line)
     return int(container.wait().get("StatusCode", 0))
 
 
@@ -301,9 +298,9 @@ def prepare_local(work: Path, repo: Path) -> SeedReport:
 def serve_local(work: Path, port: int, token: str) -> int:
     repo = images.find_repo()
     if not images.Sources.of(repo).release.is_dir():
-        _say("jaxcourse: no assignments/release/ in this checkout (`jaxcourse release` makes it): lectures only")
+        log.info("jaxcourse: no assignments/release/ in this checkout (`jaxcourse release` makes it): lectures only")
     report = prepare_local(work, repo)
-    _say(report.summary())
+    log.info(report.summary())
     log_path = work / ".jaxcourse" / "lab.log"
     argv = [
         sys.executable,
@@ -317,13 +314,13 @@ def serve_local(work: Path, port: int, token: str) -> int:
     ]
     if os.geteuid() == 0:
         argv.append("--allow-root")  # CI machines and containers; the token still guards it
-    with open(log_path, "wb") as log:
+    with open(log_path, "wb") as jupyter_log:
         # Its own session: the terminal's Ctrl-C reaches us alone, and we stop Jupyter without its prompt.
         proc = subprocess.Popen(
             argv,
             env=local_env(work, token, repo),
             cwd=work,
-            stdout=log,
+            stdout=jupyter_log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
@@ -331,15 +328,15 @@ def serve_local(work: Path, port: int, token: str) -> int:
     try:
         _wait_local(proc, port, log_path)
         ready = True
-        _say(
+        log.info(
             f"jaxcourse: JupyterLab (local venv, {local_env(work, token, repo)['JAX_NUM_CPU_DEVICES']} "
             f"simulated CPU devices) is ready; your work is in {work}"
         )
-        _say(f"    {_url(port, token)}")
-        _say(f"jaxcourse: Ctrl-C stops it; its log is {log_path}")
+        log.info(f"    {_url(port, token)}")
+        log.info(f"jaxcourse: Ctrl-C stops it; its log is {log_path}")
         return proc.wait()
     except KeyboardInterrupt:
-        _say("\njaxcourse: stopping the lab")
+        log.info("\njaxcourse: stopping the lab")
         return 0
     finally:
         if proc.poll() is None:
@@ -349,7 +346,7 @@ def serve_local(work: Path, port: int, token: str) -> int:
             except subprocess.TimeoutExpired:
                 proc.kill()
         if ready:
-            _say(f"jaxcourse: lab stopped; your work stays in {work}")
+            log.info(f"jaxcourse: lab stopped; your work stays in {work}")
 
 
 def _wait_local(proc: subprocess.Popen[bytes], port: int, log_path: Path) -> None:
@@ -383,7 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parts = {"lectures": args.src / "lectures", ".": args.src / "welcome"}
     report = seed(args.work, parts if args.in_class else {"": args.src / "assignments", **parts})
     if report.copied or report.updated or report.kept:
-        _say(report.summary())
+        log.info(report.summary())
     return 0
 
 

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import os
 import re
 import subprocess
-import sys
 import tarfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core import environment
 from ..core.errors import JaxcourseError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from docker.client import DockerClient
@@ -38,8 +40,6 @@ LEAK_RE = re.compile(rb"#+ *(BEGIN|END) (SOLUTION|HIDDEN TESTS)")
 SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache"}
 # Fixed metadata in the context tar: Docker's layer cache then depends on content only.
 EPOCH = 315532800
-
-Say = Callable[[str], None]
 
 
 class ImageError(JaxcourseError):
@@ -221,22 +221,22 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes | None, mode: int) -> None
         tar.addfile(info, io.BytesIO(data))
 
 
-def choose_base(client: DockerClient, requested: str | None, say: Say) -> str:
+def choose_base(client: DockerClient, requested: str | None) -> str:
     """The official slim Python image when it is here or can be pulled, else the offline base."""
     from docker.errors import DockerException, ImageNotFound
 
     if requested:
-        say(f"base image: {requested} (requested)")
+        log.info(f"base image: {requested} (requested)")
         return requested
     try:
         client.images.get(DEFAULT_BASE)
-        say(f"base image: {DEFAULT_BASE} (present)")
+        log.info(f"base image: {DEFAULT_BASE} (present)")
         return DEFAULT_BASE
     except ImageNotFound:
         pass
     try:
         client.images.pull(DEFAULT_BASE)
-        say(f"base image: {DEFAULT_BASE} (pulled)")
+        log.info(f"base image: {DEFAULT_BASE} (pulled)")
         return DEFAULT_BASE
     except DockerException as err:
         why = str(getattr(err, "explanation", None) or err).splitlines()[0][:160]
@@ -247,7 +247,7 @@ def choose_base(client: DockerClient, requested: str | None, say: Say) -> str:
             f"cannot pull {DEFAULT_BASE} ({why}) and the offline base {OFFLINE_BASE} is missing: "
             "run `sudo docker/build-offline-base.sh`"
         ) from None
-    say(f"base image: {OFFLINE_BASE} (offline base: no registry reachable: {why})")
+    log.info(f"base image: {OFFLINE_BASE} (offline base: no registry reachable: {why})")
     return OFFLINE_BASE
 
 
@@ -258,7 +258,6 @@ def build(
     base: str | None = None,
     sources: Sources | None = None,
     image_tag: str | None = None,
-    say: Say = print,
     verbose: bool = False,
 ) -> str:
     """Build ``jaxcourse:<variant>`` (or ``image_tag``); returns the image id."""
@@ -267,7 +266,7 @@ def build(
     sources = sources or Sources.of(find_repo())
     sources.check()
     client = client or connect()
-    base_image = choose_base(client, base, say)
+    base_image = choose_base(client, base)
     context = build_context(sources, variant)
     buildargs = {
         "BASE_IMAGE": base_image,
@@ -279,7 +278,7 @@ def build(
     index = os.environ.get("PIP_INDEX_URL", "")
     if index.startswith(("http://", "https://")):
         buildargs["PIP_INDEX_URL"] = index
-    return build_image(client, image_tag or tag(variant), context, "docker/Dockerfile", buildargs, say, verbose)
+    return build_image(client, image_tag or tag(variant), context, "docker/Dockerfile", buildargs, verbose)
 
 
 def build_image(
@@ -288,15 +287,14 @@ def build_image(
     context: io.BytesIO,
     dockerfile: str,
     buildargs: dict[str, str],
-    say: Say = print,
     verbose: bool = False,
 ) -> str:
     """Build ``name`` from ``context``; the image it replaces is removed. Returns the image id."""
     previous = _image_id(client, name)
-    say(f"building {name} ({len(context.getvalue()) // 1024} KiB context)")
+    log.info(f"building {name} ({len(context.getvalue()) // 1024} KiB context)")
     start = time.monotonic()
-    image_id = _stream_build(client, context, name, dockerfile, buildargs, say, verbose)
-    say(f"built {name} in {time.monotonic() - start:.0f} s, {image_size(client, name) / 1e9:.2f} GB")
+    image_id = _stream_build(client, context, name, dockerfile, buildargs, verbose)
+    log.info(f"built {name} in {time.monotonic() - start:.0f} s, {image_size(client, name) / 1e9:.2f} GB")
     if previous and previous != _image_id(client, name):
         _remove_superseded(client, previous)
     return image_id
@@ -328,7 +326,6 @@ def _stream_build(
     name: str,
     dockerfile: str,
     buildargs: dict[str, str],
-    say: Say,
     verbose: bool,
 ) -> str:
     """Run the classic builder through the API: its whole log when verbose, else one line per
@@ -348,17 +345,17 @@ def _stream_build(
     )
     for chunk in stream:
         if "error" in chunk:
-            print("\n".join(tail[-15:]), file=sys.stderr)
+            log.error("\n".join(tail[-15:]))
             raise ImageError(f"docker build of {name} failed: {chunk['error'].strip()}")
         text = chunk.get("stream", "")
         for line in text.splitlines():
             tail = (tail + [line])[-40:]
             if line.strip() and (verbose or line.startswith("Step ")):
-                say(line if verbose else f"  {line[:100]}")
+                log.info(line if verbose else f"  {line[:100]}")
         if "aux" in chunk and "ID" in chunk["aux"]:
             image_id = chunk["aux"]["ID"]
     if not image_id:
-        print("\n".join(tail[-15:]), file=sys.stderr)
+        log.error("\n".join(tail[-15:]))
         raise ImageError(f"docker build of {name} ended without an image")
     return image_id
 
@@ -367,7 +364,7 @@ def image_size(client: DockerClient, name: str) -> int:
     return int(client.images.get(name).attrs["Size"])
 
 
-def ensure(variant: str, client: DockerClient, say: Say = print) -> str:
+def ensure(variant: str, client: DockerClient) -> str:
     """The variant's image, built first when missing; warns when its lock is older than the repo's."""
     from docker.errors import ImageNotFound
 
@@ -375,8 +372,8 @@ def ensure(variant: str, client: DockerClient, say: Say = print) -> str:
     try:
         image = client.images.get(name)
     except ImageNotFound:
-        say(f"jaxcourse: no {name} image yet; building it (a few minutes, once)")
-        build(variant, client=client, say=say)
+        log.info(f"jaxcourse: no {name} image yet; building it (a few minutes, once)")
+        build(variant, client=client)
         return name
     try:
         repo = find_repo()
@@ -384,5 +381,7 @@ def ensure(variant: str, client: DockerClient, say: Say = print) -> str:
         return name
     labels = image.labels or {}
     if labels.get("org.jaxcourse.lock-sha256") not in (None, lock_sha256(repo, variant)):
-        say(f"jaxcourse: {name} was built from an older lock; `jaxcourse image build --variant {variant}` updates it")
+        log.info(
+            f"jaxcourse: {name} was built from an older lock; `jaxcourse image build --variant {variant}` updates it"
+        )
     return name

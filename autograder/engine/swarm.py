@@ -13,9 +13,9 @@ are reached by DNS round robin (``ENDPOINT_MODE``), never through a virtual IP o
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,11 +24,12 @@ from ..core.errors import JaxcourseError
 from .containers import kill, remove
 from .images import build_image, choose_base, tar_context
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
     from docker.client import DockerClient
     from docker.models.containers import Container
 
-Say = Callable[[str], None]
 NODE_IMAGE = "jaxcourse-swarm-node:latest"
 NODE_FILES = ("docker/swarm-node/Dockerfile", "docker/swarm-node/start.sh")
 NODE_LABEL = "jaxcourse.swarm-node"  # value: the node's name, on its container and volume
@@ -78,10 +79,10 @@ class Node:
         return out.strip()
 
 
-def build_node(client: DockerClient, repo: Path, say: Say = print) -> str:
-    base = choose_base(client, None, say)
+def build_node(client: DockerClient, repo: Path) -> str:
+    base = choose_base(client, None)
     context = tar_context({name: repo / name for name in NODE_FILES})
-    return build_image(client, NODE_IMAGE, context, "docker/swarm-node/Dockerfile", {"BASE_IMAGE": base}, say)
+    return build_image(client, NODE_IMAGE, context, "docker/swarm-node/Dockerfile", {"BASE_IMAGE": base})
 
 
 def manage(client: DockerClient, address: str) -> Join:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import sys
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -28,10 +28,10 @@ from .report import Report
 from .sandbox import ProcessSandbox, Sandbox
 from .submissions import Submission, find_submissions
 
+log = logging.getLogger(__name__)
+
 SANDBOXES = ("docker", "process")
 DEFAULT_IMAGE = images.tag("cpu")
-
-Say = Callable[[str], None]
 
 
 class SandboxUnavailable(JaxcourseError):
@@ -72,8 +72,7 @@ def _report(grader: Grader, submission: Submission, future: Future[Report]) -> R
     try:
         return future.result()
     except Exception as err:
-        print(f"jaxcourse: the grader failed on {submission.student}'s submission:", file=sys.stderr)
-        traceback.print_exception(err, file=sys.stderr)
+        log.error(f"jaxcourse: the grader failed on {submission.student}'s submission:", exc_info=err)
         return grader.failed(
             submission.student,
             "error",
@@ -82,7 +81,7 @@ def _report(grader: Grader, submission: Submission, future: Future[Report]) -> R
 
 
 def open_sandbox(
-    kind: str = "docker", image: str = DEFAULT_IMAGE, lim: limits.Limits | None = None, say: Say = print, warm: int = 0
+    kind: str = "docker", image: str = DEFAULT_IMAGE, lim: limits.Limits | None = None, warm: int = 0
 ) -> Sandbox:
     """The Docker sandbox (``warm`` containers started ahead), or a one-line error where no
     engine or image serves it: grading fails closed. The process sandbox, which isolates
@@ -90,12 +89,14 @@ def open_sandbox(
     from docker.errors import DockerException
 
     if kind == "process":
-        say("jaxcourse: --sandbox process isolates nothing: student code runs as you, with your files and network")
+        log.warning(
+            "jaxcourse: --sandbox process isolates nothing: student code runs as you, with your files and network"
+        )
         return ProcessSandbox()
     try:
         client = images.connect()
         if image == DEFAULT_IMAGE:
-            images.ensure("cpu", client, say)
+            images.ensure("cpu", client)
         else:
             client.images.get(image)
     except images.EngineUnavailable as err:
@@ -118,7 +119,6 @@ def grade_class(
     sandbox: str = "docker",
     image: str = DEFAULT_IMAGE,
     force: bool = False,
-    say: Say = print,
     queue: tuple[GradeMany, str] | None = None,
 ) -> ClassRun:
     """Grade every submission of ``assignment``; write gradebook, grades.csv, results, feedback.
@@ -136,7 +136,7 @@ def grade_class(
     lim = limits.load(course.root, assignment)
     if queue is None:
         jobs = jobs or lim.default_jobs()
-        box = open_sandbox(sandbox, image, lim, say, warm=jobs)
+        box = open_sandbox(sandbox, image, lim, warm=jobs)
         grade_many, how = in_threads(jobs), f"{box.name} sandbox, {jobs} at once"
     else:
         box, (grade_many, how) = None, queue  # the grader here only fingerprints

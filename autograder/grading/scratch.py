@@ -5,15 +5,17 @@ leftovers are said, not a class's end."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import stat
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .sandbox import Sandbox
+
+log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
@@ -30,14 +32,14 @@ def scratch(prefix: str, sandbox: Sandbox) -> Iterator[Path]:
 def clear(path: Path, sandbox: Sandbox) -> None:
     """Remove ``path``: folders the sandbox locked are opened first; what the grader's own user
     still cannot remove (another user's files) the sandbox removes its own way; what stays even
-    then is said on stderr."""
+    then is said (a warning)."""
     shutil.rmtree(path, onerror=_opened_and_again)
     if path.exists():
         with contextlib.suppress(Exception):  # the sandbox's own way may fail too: say, go on
             sandbox.clear(path)
         shutil.rmtree(path, ignore_errors=True)
     if path.exists():
-        print(f"jaxcourse: could not remove {path}: remove it by hand", file=sys.stderr)
+        log.warning(f"jaxcourse: could not remove {path}: remove it by hand")
 
 
 def _opened_and_again(function: Any, name: str, error: Any) -> None:

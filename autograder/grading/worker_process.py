@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,8 @@ from ..core.files import write_atomic
 from ..trusted.jobs import ForkRequest, WorkerJob
 from .package import ROOT
 from .sandbox import Deadline, Outcome, clean_env, kill_group, last_line, run_process, watch
+
+log = logging.getLogger(__name__)
 
 WORKER = "autograder.trusted.worker"
 FORKSERVER = "autograder.trusted.forkserver"
@@ -186,7 +189,7 @@ class _Shared:
                     self.server = ForkServer.start()
                 except ServerGone as err:
                     self.cold_reason = str(err)
-                    print(f"jaxcourse: {err}; each job starts a cold worker instead", file=sys.stderr)
+                    log.warning(f"jaxcourse: {err}; each job starts a cold worker instead")
                     return None
                 atexit.register(self.server.stop)
             return self.server

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import json
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -38,11 +39,12 @@ from .images import HUB_IMAGE, REDIS_IMAGE, build_hub, build_redis
 from .settings import HubSettings
 from .settings import load as load_settings
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
     from docker.client import DockerClient
     from docker.models.containers import Container
 
-Say = Callable[[str], None]
 SOCKET = "/var/run/docker.sock"
 # The class's name on this machine: browsers find every *.localhost here, and a name with a dot in
 # it takes the cookie JupyterHub shares with its users' subdomains (a bare "localhost" would not).
@@ -125,15 +127,15 @@ class Placement:
     there, by name here); ``start_queue`` starts Redis, the grading service and the workers;
     ``prepare_hub`` starts what the hub needs besides, and returns the hub's extra environment."""
 
-    publish: Callable[[DockerClient, Deployment, list[str], Say], dict[str, str]]
-    start_queue: Callable[[DockerClient, Deployment, ClassImages, Say], None]
-    prepare_hub: Callable[[DockerClient, Deployment, ClassImages, Say], dict[str, str]]
+    publish: Callable[[DockerClient, Deployment, list[str]], dict[str, str]]
+    start_queue: Callable[[DockerClient, Deployment, ClassImages], None]
+    prepare_hub: Callable[[DockerClient, Deployment, ClassImages], dict[str, str]]
 
 
 # ---- up --------------------------------------------------------------------------------------
 
 
-def up(deployment: Deployment, roster_file: Path | None, say: Say = print, placement: Placement | None = None) -> None:
+def up(deployment: Deployment, roster_file: Path | None, placement: Placement | None = None) -> None:
     """Start (or complete) the class, on this host unless ``placement`` says otherwise; what
     already runs is left running."""
     deployment.check_published()
@@ -145,43 +147,42 @@ def up(deployment: Deployment, roster_file: Path | None, say: Say = print, place
     classdir = deployment.classdir.init(deployment.checkout)
     if members is not None:
         issued = roster.install(members, hub_dir, classdir.root / "secrets")
-        say(f"roster: {roster_file} installed; passwords for the class are in {issued}")
-    student_image = images.ensure(deployment.variant, client, say)
-    grading_image = images.ensure("cpu", client, say)
+        log.info(f"roster: {roster_file} installed; passwords for the class are in {issued}")
+    student_image = images.ensure(deployment.variant, client)
+    grading_image = images.ensure("cpu", client)
     repo = source_repo()
-    build_redis(client, repo, say)
-    build_hub(client, repo, say)
+    build_redis(client, repo)
+    build_hub(client, repo)
     hub_net = _network(client, f"{deployment.name}-hub", deployment.name, internal=False)
     place = placement or ON_THIS_HOST
-    on_nodes = place.publish(client, deployment, sorted({student_image, grading_image}), say)
+    on_nodes = place.publish(client, deployment, sorted({student_image, grading_image}))
     class_images = ClassImages(student_image, grading_image, on_nodes)
-    place.start_queue(client, deployment, class_images, say)
-    extra = place.prepare_hub(client, deployment, class_images, say)
-    start(client, say, f"{deployment.name}-hub", wait_healthy, **hub_options(deployment, student_image, hub_net, extra))
+    place.start_queue(client, deployment, class_images)
+    extra = place.prepare_hub(client, deployment, class_images)
+    start(client, f"{deployment.name}-hub", wait_healthy, **hub_options(deployment, student_image, hub_net, extra))
     _rejoin(client, deployment)
-    say(
+    log.info(
         f"the class is up at {deployment.url}/ (state in {classdir.root}); release an assignment with "
         f"`jaxcourse release A --class {classdir.root}`"
     )
 
 
-def _queue(client: DockerClient, deployment: Deployment, class_images: ClassImages, say: Say) -> None:
+def _queue(client: DockerClient, deployment: Deployment, class_images: ClassImages) -> None:
     """Redis, the grading service and the workers, on this host's internal queue network."""
     image = class_images.grading
     queue_net = _network(client, f"{deployment.name}-queue", deployment.name, internal=True)
-    start(client, say, f"{deployment.name}-redis", wait_healthy, **redis_options(deployment, queue_net))
-    start(client, say, f"{deployment.name}-grading", None, **grading_options(deployment, image, queue_net))
+    start(client, f"{deployment.name}-redis", wait_healthy, **redis_options(deployment, queue_net))
+    start(client, f"{deployment.name}-grading", None, **grading_options(deployment, image, queue_net))
     for number in range(1, deployment.settings.workers + 1):
         start(
             client,
-            say,
             f"{deployment.name}-worker-{number}",
             None,
             **worker_options(deployment, image, queue_net, number),
         )
 
 
-ON_THIS_HOST = Placement(lambda client, deployment, images, say: {}, _queue, lambda client, deployment, images, say: {})
+ON_THIS_HOST = Placement(lambda client, deployment, images: {}, _queue, lambda client, deployment, images: {})
 
 
 def _loopback(host: str) -> bool:
@@ -214,7 +215,6 @@ def _network(client: DockerClient, name: str, owner: str, internal: bool) -> str
 
 def start(
     client: DockerClient,
-    say: Say,
     name: str,
     ready: Callable[[Container], None] | None,
     renew: bool = False,
@@ -235,7 +235,7 @@ def start(
                 f"or stop that class first (`jaxcourse hub down --class {serves}`)"
             )
         if existing.status == "running" and runs_from(existing.labels, options):
-            say(f"{name}: already running")
+            log.info(f"{name}: already running")
             return
         existing.remove(force=True)
     except NotFound:
@@ -243,7 +243,7 @@ def start(
     container = client.containers.run(name=name, detach=True, restart_policy={"Name": "unless-stopped"}, **options)
     if ready is not None:
         ready(container)
-    say(f"{name}: started")
+    log.info(f"{name}: started")
 
 
 def stamped(options: dict[str, Any], leave_out: tuple[str, ...] = ()) -> dict[str, Any]:

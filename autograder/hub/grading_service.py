@@ -14,6 +14,7 @@ last, and the dispatcher takes the first outcome for a job's id.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..core import environment
+from ..core import environment, logs
 from ..core.course import Course
 from ..core.errors import JaxcourseError
 from ..delivery.exchange import policy
@@ -38,7 +39,8 @@ from ..queue.jobs import Job, Outcome, make_job, outcome_key
 from ..specs import UnknownAssignment
 from . import roster
 
-Say = Callable[[str], None]
+log = logging.getLogger(__name__)
+
 POLL = 0.5  # seconds between looks at the store and the results
 JOURNAL = "recorded.jsonl"  # under graded/: what was recorded, when, once per submission
 
@@ -48,7 +50,6 @@ class GradingService:
     course: Course  # the instructor's checkout, with the class directory as its nbgrader root
     store: Store
     dispatcher: Dispatcher
-    say: Say = print
     graders: dict[str, Grader] = field(default_factory=dict)
     sent: dict[str, Submission] = field(default_factory=dict)  # job id -> submission
     ignored: set[str] = field(default_factory=set)  # submissions said once to be left alone
@@ -108,7 +109,7 @@ class GradingService:
         try:
             self.inbox.answer(job["id"], report_for(self.grader(job["assignment"]), job, outcome))
         except JaxcourseError as err:
-            self.say(f"jaxcourse grading service: the inbox's job {job['id'][:12]}: {err}")
+            log.warning(f"jaxcourse grading service: the inbox's job {job['id'][:12]}: {err}")
 
     def _members(self) -> set[str] | None:
         """The roster's names, read on every pass (``hub up --roster`` may change it); None where
@@ -119,7 +120,7 @@ class GradingService:
     def _say_once(self, submission: Submission, why: str) -> None:
         if submission.key not in self.ignored:
             self.ignored.add(submission.key)
-            self.say(f"jaxcourse grading service: {submission.key}: {why}")
+            log.warning(f"jaxcourse grading service: {submission.key}: {why}")
 
     @contextmanager
     def _alone(self, submission: Submission) -> Iterator[None]:
@@ -128,7 +129,7 @@ class GradingService:
         try:
             yield
         except JaxcourseError as err:
-            self.say(f"jaxcourse grading service: {submission.key}: {err}")
+            log.warning(f"jaxcourse grading service: {submission.key}: {err}")
 
     def _send(self, submission: Submission) -> int:
         """Send ``submission`` as a job (0), or record at once (1) one that no grader can read, as
@@ -188,7 +189,7 @@ class GradingService:
         self.store.record_outcome(submission, outcome)
         with open(self.course.nbgrader_root / "graded" / JOURNAL, "a") as journal:  # one line per recording
             journal.write(json.dumps(outcome, sort_keys=True) + "\n")
-        self.say(f"recorded {submission.key}: {report.status} {report.score:g}/{report.max_score:g}")
+        log.info(f"recorded {submission.key}: {report.status} {report.score:g}/{report.max_score:g}")
 
     def _is_latest(self, results: Path, submission: Submission) -> bool:
         """Whether no later submission of this student's has been recorded already."""
@@ -201,7 +202,7 @@ class GradingService:
                 if not self.step():
                     time.sleep(POLL)
             except JaxcourseError as err:  # e.g. an assignment not yet in the gradebook: say, go on
-                self.say(f"jaxcourse grading service: {err}")
+                log.warning(f"jaxcourse grading service: {err}")
                 time.sleep(POLL)
 
 
@@ -217,18 +218,15 @@ def _shown(report: Report, rule: str) -> Report | None:
 
 
 def main() -> None:
+    logs.configure()
     class_dir = Path(os.environ[environment.CLASS_DIR])
     course = Course(Path(os.environ[environment.ROOT]), nbgrader=class_dir)
     seconds = job_seconds(course)
     broker = os.environ[environment.BROKER]
-    dispatcher = Dispatcher(make_app(broker, seconds), 2 * visibility_timeout(seconds), outcome_key(broker), _say)
+    dispatcher = Dispatcher(make_app(broker, seconds), 2 * visibility_timeout(seconds), outcome_key(broker))
     service = GradingService(course, Store(class_dir / "exchange"), dispatcher)
-    _say(f"jaxcourse grading service: watching {service.store.root}")
+    log.info(f"jaxcourse grading service: watching {service.store.root}")
     service.run()
-
-
-def _say(line: str) -> None:
-    print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -10,10 +10,13 @@ and a changed package is never served stale.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..engine.images import Say, build_image, choose_base, git_revision, tar_context
+from ..engine.images import build_image, choose_base, git_revision, tar_context
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from docker.client import DockerClient
@@ -47,27 +50,27 @@ def _entries(repo: Path, names: tuple[str, ...], package: bool) -> dict[str, Pat
     return entries
 
 
-def build_hub(client: DockerClient, repo: Path, say: Say = print) -> str:
-    base = choose_base(client, None, say)
+def build_hub(client: DockerClient, repo: Path) -> str:
+    base = choose_base(client, None)
     args = {"BASE_IMAGE": base, "GIT_REVISION": git_revision(repo)}
     context = tar_context(_entries(repo, HUB_FILES, package=True))
-    return build_image(client, HUB_IMAGE, context, "docker/hub/Dockerfile", args, say)
+    return build_image(client, HUB_IMAGE, context, "docker/hub/Dockerfile", args)
 
 
-def build_redis(client: DockerClient, repo: Path, say: Say = print) -> str:
-    return _build_plain(client, repo, REDIS_IMAGE, REDIS_FILES, say)
+def build_redis(client: DockerClient, repo: Path) -> str:
+    return _build_plain(client, repo, REDIS_IMAGE, REDIS_FILES)
 
 
-def build_homes(client: DockerClient, repo: Path, say: Say = print) -> str:
-    return _build_plain(client, repo, HOMES_IMAGE, HOMES_FILES, say)
+def build_homes(client: DockerClient, repo: Path) -> str:
+    return _build_plain(client, repo, HOMES_IMAGE, HOMES_FILES)
 
 
-def build_registry(client: DockerClient, repo: Path, say: Say = print) -> str:
-    return _build_plain(client, repo, REGISTRY_IMAGE, REGISTRY_FILES, say)
+def build_registry(client: DockerClient, repo: Path) -> str:
+    return _build_plain(client, repo, REGISTRY_IMAGE, REGISTRY_FILES)
 
 
-def _build_plain(client: DockerClient, repo: Path, name: str, files: tuple[str, ...], say: Say) -> str:
+def _build_plain(client: DockerClient, repo: Path, name: str, files: tuple[str, ...]) -> str:
     """An image of the base and ``files`` only (the first is its Dockerfile), no package."""
-    base = choose_base(client, None, say)
+    base = choose_base(client, None)
     context = tar_context(_entries(repo, files, package=False))
-    return build_image(client, name, context, files[0], {"BASE_IMAGE": base}, say)
+    return build_image(client, name, context, files[0], {"BASE_IMAGE": base})

@@ -13,6 +13,7 @@ student may go over by what a server writes between two looks, once.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 import urllib.request
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core import environment, internal_tls
+
+log = logging.getLogger(__name__)
 
 NOTE = "OVER_QUOTA.txt"
 _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -88,9 +91,9 @@ def main() -> None:  # run by the hub as a service; tests/hub tries it
             users = call("GET", "/users?state=active")
             running = {u["name"] for u in users if u.get("servers")}
             for name in sweep(home, quota, running, stop):
-                print(f"jaxcourse quota: stopped {name}'s server: over {quota >> 20} MB", flush=True)
+                log.warning(f"jaxcourse quota: stopped {name}'s server: over {quota >> 20} MB")
         except OSError as err:  # the hub restarting: look again next time
-            print(f"jaxcourse quota: {err}", flush=True)
+            log.warning(f"jaxcourse quota: {err}")
         time.sleep(every)
 
 

@@ -12,6 +12,7 @@ Services name the image by digest, so every node runs exactly what was pushed.
 
 from __future__ import annotations
 
+import logging
 import shlex
 import time
 from pathlib import Path
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from . import deploy
 from .class_tls import ServerTLS, issue
 from .images import REGISTRY_IMAGE, build_registry
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from docker.client import DockerClient
@@ -45,19 +48,17 @@ def trust_command(made: ServerTLS, address: str) -> list[str]:
     return ["sh", "-c", f"mkdir -p {folder} && cp {shlex.quote(str(made.ca))} {folder}/ca.crt"]
 
 
-def publish(
-    client: DockerClient, deployment: deploy.Deployment, images: list[str], address: str, say: deploy.Say
-) -> dict[str, str]:
+def publish(client: DockerClient, deployment: deploy.Deployment, images: list[str], address: str) -> dict[str, str]:
     """Each of ``images`` pushed to the class's registry, and that registry serving the nodes at
     ``address``; the name each image has there, by digest."""
-    build_registry(client, deploy.source_repo(), say)
+    build_registry(client, deploy.source_repo())
     store = f"{deployment.name}-registry"
     client.volumes.create(store, labels=deployment.labels)  # the same volume when it exists
-    pushed = _push(client, deployment, store, images, say)
+    pushed = _push(client, deployment, store, images)
     made = tls(deployment, address)
     serving = serve_options(deployment, store, made, address)
-    deploy.start(client, say, store, lambda c: _wait_serving(address, made), renew=True, **serving)
-    say(
+    deploy.start(client, store, lambda c: _wait_serving(address, made), renew=True, **serving)
+    log.info(
         f"on each node, with {made.ca} copied to the same path, so that its engine trusts the class's registry, "
         f"run as root: {shlex.join(trust_command(made, address))}"
     )
@@ -80,9 +81,7 @@ def serve_options(deployment: deploy.Deployment, store: str, made: ServerTLS, ad
     }
 
 
-def _push(
-    client: DockerClient, deployment: deploy.Deployment, store: str, images: list[str], say: deploy.Say
-) -> dict[str, str]:
+def _push(client: DockerClient, deployment: deploy.Deployment, store: str, images: list[str]) -> dict[str, str]:
     """Each image pushed through a writable registry on this host's loopback, then gone (one a
     failed push left is removed first); each image's ``repository:tag@digest`` in the store."""
     from ..engine.containers import remove
@@ -103,12 +102,12 @@ def _push(
         container.reload()
         port = container.attrs["NetworkSettings"]["Ports"][f"{PORT}/tcp"][0]["HostPort"]
         _wait_answering(f"http://127.0.0.1:{port}/v2/", None)
-        return {image: _push_one(client, image, f"127.0.0.1:{port}", say) for image in images}
+        return {image: _push_one(client, image, f"127.0.0.1:{port}") for image in images}
     finally:
         remove(container)
 
 
-def _push_one(client: DockerClient, image: str, registry: str, say: deploy.Say) -> str:
+def _push_one(client: DockerClient, image: str, registry: str) -> str:
     """``image`` pushed to ``registry`` under its own repository and tag; its ``name:tag@digest``."""
     repository, _, tag = image.rpartition(":") if ":" in image.split("/")[-1] else (image, "", "latest")
     target = f"{registry}/{repository}"
@@ -123,7 +122,7 @@ def _push_one(client: DockerClient, image: str, registry: str, say: deploy.Say) 
         client.images.remove(f"{target}:{tag}", noprune=True)
     if not digest:
         raise RegistryError(f"pushing {image} to the class's registry gave no digest")
-    say(f"{image}: in the class's registry as {repository}:{tag}@{digest}")
+    log.info(f"{image}: in the class's registry as {repository}:{tag}@{digest}")
     return f"{repository}:{tag}@{digest}"
 
 

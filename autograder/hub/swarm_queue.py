@@ -19,6 +19,7 @@ each starting sandboxes on its own node's engine.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import time
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,8 @@ from ..engine import swarm
 from . import deploy, swarm_secrets
 from .class_tls import ServerTLS, issue
 from .images import REDIS_IMAGE
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from docker.client import DockerClient
@@ -265,28 +268,28 @@ def manager_address(client: DockerClient) -> str:
     return address
 
 
-def start(client: DockerClient, deployment: deploy.Deployment, images: deploy.ClassImages, say: deploy.Say) -> None:
+def start(client: DockerClient, deployment: deploy.Deployment, images: deploy.ClassImages) -> None:
     """``hub up --swarm``'s queue: Redis and the grading service on this manager, the workers on
     the grading nodes, running the grading image by the name the nodes pull it by."""
     manager_address(client)
     encrypted = swarm.esp_available()
     if not encrypted:
-        say(
+        log.info(
             "the queue network is not encrypted: this kernel has no IPsec ESP (CONFIG_INET_ESP); the queue's own "
             "TLS still protects it"
         )
     network = queue_network(client, deployment, encrypted)
     (deployment.classdir.root / "redis").mkdir(exist_ok=True)  # a service's bind mount must exist
-    redis = ensure(client, redis_service(client, deployment, network), say)
+    redis = ensure(client, redis_service(client, deployment, network))
     _wait_healthy(client, redis.name)
-    ensure(client, recorder_service(client, deployment, images.grading, network), say)
+    ensure(client, recorder_service(client, deployment, images.grading, network))
     on_nodes = images.for_nodes(images.grading)
     replicas = workers(client, deployment, on_nodes, network, sandbox_image=on_nodes)
     _prune_secrets(client, deployment)
-    say(f"{deployment.name}-workers: {replicas} workers on the nodes labelled {GRADE_LABEL}=yes")
+    log.info(f"{deployment.name}-workers: {replicas} workers on the nodes labelled {GRADE_LABEL}=yes")
 
 
-def ensure(client: DockerClient, spec: dict[str, Any], say: deploy.Say) -> Service:
+def ensure(client: DockerClient, spec: dict[str, Any]) -> Service:
     """The service ``spec`` names, running ``spec``: made; updated in place where it runs from
     another spec (a new image, a new secret); else left alone. An update restarts every task (the
     engine fills in its defaults on the first), so a change is told by the spec's digest, in a
@@ -295,13 +298,13 @@ def ensure(client: DockerClient, spec: dict[str, Any], say: deploy.Say) -> Servi
     service = _service(client, spec["name"])
     if service is None:
         made: Service = client.services.create(**spec)
-        say(f"{spec['name']}: a service, started")
+        log.info(f"{spec['name']}: a service, started")
         return made
     if deploy.runs_from(service.attrs["Spec"].get("Labels"), spec):
-        say(f"{spec['name']}: a service, already running")
+        log.info(f"{spec['name']}: a service, already running")
         return service
     service.update(**spec)
-    say(f"{spec['name']}: a service, updated")
+    log.info(f"{spec['name']}: a service, updated")
     return service
 
 
@@ -340,7 +343,7 @@ def workers(
     replicas = (
         deployment.settings.workers if service is None else service.attrs["Spec"]["Mode"]["Replicated"]["Replicas"]
     )
-    ensure(client, worker_service(client, deployment, image, network, replicas, sandbox_image), lambda _: None)
+    ensure(client, worker_service(client, deployment, image, network, replicas, sandbox_image))
     return int(replicas)
 
 

@@ -3,18 +3,21 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
 from ..engine import images
-from .deploy import LABEL, Deployment, Say
+from .deploy import LABEL, Deployment
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from docker.client import DockerClient
     from docker.models.containers import Container
 
 
-def down(deployment: Deployment, say: Say = print) -> int:
+def down(deployment: Deployment) -> int:
     """Stop and remove the class's containers (students' servers too), networks and volumes (a
     swarm's image registry: the images are this host's, pushed again by the next ``up``); the
     class directory keeps all state. Returns how many containers were removed."""
@@ -37,7 +40,7 @@ def down(deployment: Deployment, say: Say = print) -> int:
         _remove_network(network)
     for volume in client.volumes.list(filters=mine_only):
         volume.remove(force=True)
-    say(
+    log.info(
         f"the class {deployment.name} is down: {len(mine)} containers removed; its state stays in {deployment.classdir.root}"
     )
     return len(mine)

@@ -8,7 +8,8 @@ arrives, the summary is the same.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import logging
+from collections.abc import Iterator
 
 from .. import specs
 from ..core.course import Course
@@ -23,7 +24,7 @@ from .identity import expected_image, grading_of
 from .inbox import Inbox
 from .jobs import Job, Outcome, make_job, outcome_key, report_of
 
-Say = Callable[[str], None]
+log = logging.getLogger(__name__)
 
 
 def job_seconds(course: Course) -> float:
@@ -40,10 +41,10 @@ def job_seconds(course: Course) -> float:
     return longest
 
 
-def on_queue(broker: str, course: Course, say: Say = print) -> tuple[GradeMany, str]:
+def on_queue(broker: str, course: Course) -> tuple[GradeMany, str]:
     """A way of grading for ``grade_class``, and its description for the summary."""
     seconds = job_seconds(course)
-    dispatcher = Dispatcher(make_app(broker, seconds), 2 * visibility_timeout(seconds), outcome_key(broker), say)
+    dispatcher = Dispatcher(make_app(broker, seconds), 2 * visibility_timeout(seconds), outcome_key(broker))
 
     def grade_many(grader: Grader, todo: list[Submission]) -> Iterator[tuple[Submission, Report]]:
         unreadable, jobs = _as_jobs(grader, todo, course)

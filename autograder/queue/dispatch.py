@@ -15,14 +15,17 @@ one recorded; a later one, from a job graded twice, is ignored.
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .app import QUEUE, TASK
 from .jobs import Job, JobError, Outcome, check_outcome
 from .liveness import lost_worker
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -31,8 +34,6 @@ SENT = "jaxcourse:sent:"  # + job id: in flight until it expires
 POLL = 0.2  # seconds between looks at the results
 RETRY = 2.0  # seconds to wait while the broker does not answer
 ATTEMPTS = 3  # times a job is sent before its worker's failure is recorded as the student's error
-
-Say = Callable[[str], None]
 
 
 @dataclass
@@ -47,7 +48,6 @@ class Dispatcher:
     app: Celery
     deadline: float  # seconds after which a job in flight is sent again
     key: bytes  # what outcomes are signed with (jobs.outcome_key)
-    say: Say = print
     pending: dict[str, tuple[Job, float]] = field(default_factory=dict)  # id -> job, when sent
     failures: dict[str, int] = field(default_factory=dict)  # id -> times a worker raised on it
 
@@ -81,15 +81,15 @@ class Dispatcher:
                 elif result.state == "FAILURE" and (failed := self._failed(job, str(result.result))) is not None:
                     done.append((job, failed))
                 elif (host := lost_worker(self.app.backend.client, job_id)) is not None:
-                    self.say(f"jaxcourse: worker {host} stopped while grading {job['student']}; sending it again")
+                    log.warning(f"jaxcourse: worker {host} stopped while grading {job['student']}; sending it again")
                     self._send(job, force=True)
                 elif time.monotonic() - sent > self.deadline:
-                    self.say(
+                    log.warning(
                         f"jaxcourse: no outcome for {job['student']} after {self.deadline:.0f} s; sending it again"
                     )
                     self._send(job, force=True)
         except (OperationalError, RedisError, ConnectionError) as err:
-            self.say(f"jaxcourse: the broker does not answer ({str(err)[:120]}); retrying")
+            log.warning(f"jaxcourse: the broker does not answer ({str(err)[:120]}); retrying")
             time.sleep(RETRY)
         for job, _ in done:
             del self.pending[job["id"]]
@@ -101,7 +101,7 @@ class Dispatcher:
         times = self.failures[job["id"]] = self.failures.get(job["id"], 0) + 1
         if times >= ATTEMPTS:
             return Failed(f"the worker failed {times} times: {reason[:300]}")
-        self.say(f"jaxcourse: a worker failed grading {job['student']} ({reason[:120]}); sending it again")
+        log.warning(f"jaxcourse: a worker failed grading {job['student']} ({reason[:120]}); sending it again")
         self.app.AsyncResult(job["id"]).forget()
         self._send(job, force=True)
         return None

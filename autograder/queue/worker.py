@@ -9,13 +9,13 @@ says why, and stops, so a grade never depends on which host ran it.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,10 +32,10 @@ from .app import TASK, make_app, shown
 from .identity import differences, grading_of, image_of
 from .jobs import VERSION, Grading, Job, JobError, Outcome, check_job, signed
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
     from celery import Celery
-
-Say = Callable[[str], None]
 
 
 class Refused(JaxcourseError):
@@ -61,7 +61,7 @@ class Worker:
         with self._lock:
             if assignment not in self._graders:
                 lim = limits.load(self.course.root, assignment)  # the sandbox's memory and CPUs
-                sandbox = open_sandbox(self.sandbox, self.image, lim, lambda _: None)
+                sandbox = open_sandbox(self.sandbox, self.image, lim)
                 self._graders[assignment] = grader_for(
                     assignment, self.course, self.cache / assignment, sandbox=sandbox
                 )
@@ -111,11 +111,11 @@ def _field(payload: Any, name: str) -> str:
     return value if isinstance(value, str) else "unknown"
 
 
-def open_worker(course: Course, sandbox: str, image: str, cache: Path | None, key: bytes, say: Say) -> Worker:
+def open_worker(course: Course, sandbox: str, image: str, cache: Path | None, key: bytes) -> Worker:
     """A worker whose sandbox image was built from this course's lock, or ``Refused``."""
     from .identity import expected_image
 
-    box = open_sandbox(sandbox, image, limits.load(course.root, ""), say)  # says which, once
+    box = open_sandbox(sandbox, image, limits.load(course.root, ""))  # says which, once
     if box.name == "docker":
         from ..engine.images import connect
 
@@ -132,15 +132,17 @@ def open_worker(course: Course, sandbox: str, image: str, cache: Path | None, ke
     return Worker(course, box.name, image, built_from, cache, key)
 
 
-def serve(worker: Worker, broker: str, concurrency: int, job_seconds: float, say: Say = print) -> None:
+def serve(worker: Worker, broker: str, concurrency: int, job_seconds: float) -> None:
     """Take jobs from ``broker`` until stopped (Ctrl-C or SIGTERM: the job in hand finishes)."""
     app = make_app(broker, job_seconds)
-    register(app, worker, job_seconds, say)
+    register(app, worker, job_seconds)
     stop = threading.Event()
     threading.Thread(
         target=liveness.beat_forever, args=(app.backend.client, worker.hostname, stop), daemon=True
     ).start()
-    say(f"jaxcourse worker {worker.hostname}: {concurrency} at once, {worker.sandbox} sandbox, broker {shown(broker)}")
+    log.info(
+        f"jaxcourse worker {worker.hostname}: {concurrency} at once, {worker.sandbox} sandbox, broker {shown(broker)}"
+    )
     app.Worker(
         pool="threads",
         concurrency=concurrency,
@@ -151,7 +153,7 @@ def serve(worker: Worker, broker: str, concurrency: int, job_seconds: float, say
     ).start()
 
 
-def register(app: Celery, worker: Worker, job_seconds: float, say: Say) -> None:
+def register(app: Celery, worker: Worker, job_seconds: float) -> None:
     """The grading task, bound to ``worker``."""
     from celery.exceptions import Reject
 
@@ -167,6 +169,6 @@ def register(app: Celery, worker: Worker, job_seconds: float, say: Say) -> None:
         try:
             return worker.grade(payload, task.request.id)
         except Refused as err:
-            say(f"jaxcourse worker: {err}; stopping this worker")
+            log.info(f"jaxcourse worker: {err}; stopping this worker")
             os.kill(os.getpid(), signal.SIGTERM)  # a warm stop: nothing else is taken
             raise Reject(str(err), requeue=True) from None

@@ -94,7 +94,7 @@ def serve(requests: int, events: TextIO) -> None:
     pending = b""
     open_ = True
 
-    def say(event: Forked | Exited) -> None:
+    def emit(event: Forked | Exited) -> None:
         events.write(json.dumps(event) + "\n")
         events.flush()
 
@@ -111,12 +111,12 @@ def serve(requests: int, events: TextIO) -> None:
                 if pid == 0:
                     child(request)
                 children.add(pid)
-                say({"tag": request["tag"], "pid": pid})
+                emit({"tag": request["tag"], "pid": pid})
         for pid in list(children):
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
                 children.discard(pid)
-                say({"pid": pid, "status": os.waitstatus_to_exitcode(status)})
+                emit({"pid": pid, "status": os.waitstatus_to_exitcode(status)})
         if not open_:
             for pid in children:  # the grader is gone: so are its jobs
                 _kill_group(pid)

@@ -88,7 +88,7 @@ def graded(tmp_path_factory, cpu_image, listener):
         values = {"port": str(listener.port), "host_ip": _host_ip(), "course": str(root), "notebook": str(notebook)}
         write_submission(submitted, case.name, solved_notebook(course, case.functions, _fill(case.extra_cell, values)))
         notebooks[case.name] = (notebook, _digest(notebook))
-    run = grade_class(ASSIGNMENT, course, jobs=2, progress=False, sandbox="docker", image=cpu_image, say=print)
+    run = grade_class(ASSIGNMENT, course, jobs=2, progress=False, sandbox="docker", image=cpu_image)
     return {r.student: r for r in run.reports}, notebooks, course.nbgrader_root / "graded" / ASSIGNMENT
 
 

@@ -4,6 +4,7 @@ time: about 6 GB of NVIDIA wheels.)"""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -57,16 +58,16 @@ def test_variant_container_options():
     assert "ports" not in tpu and "device_requests" not in lab.container_options("cpu", work, 1, "t")
 
 
-def test_cuda_lab_without_gpu_runtime_starts_on_cpu(client, built, tmp_path):
+def test_cuda_lab_without_gpu_runtime_starts_on_cpu(client, built, tmp_path, caplog):
     built("cuda")
-    said: list[str] = []
     options = lab.container_options("cuda", jovyan_dir(tmp_path / "work"), 0, "t") | {
         "ports": {"8888/tcp": ("127.0.0.1", None)}
     }
-    container = lab.start_container(client, options, say=said.append)
+    with caplog.at_level(logging.INFO, logger="autograder"):
+        container = lab.start_container(client, options)
     try:
         lab.wait_healthy(container)
     finally:
         container.remove(force=True)
     if "nvidia" not in client.info().get("Runtimes", {}):
-        assert said and "no GPU runtime" in said[0], said
+        assert caplog.messages and "no GPU runtime" in caplog.messages[0], caplog.messages

@@ -3,6 +3,8 @@ engine answers; the process sandbox, which isolates nothing, only when asked for
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from autograder.engine import images
@@ -19,17 +21,19 @@ def no_engine(monkeypatch):
 
 
 @pytest.mark.parametrize("asked", [(), ("docker",)], ids=["default", "docker"])
-def test_without_an_engine_grading_fails_closed_in_one_line(no_engine, asked):
-    said: list[str] = []
-    with pytest.raises(classroom.SandboxUnavailable, match="no engine answers") as err:
-        classroom.open_sandbox(*asked, say=said.append)
+def test_without_an_engine_grading_fails_closed_in_one_line(no_engine, asked, caplog):
+    with (
+        caplog.at_level(logging.INFO, logger="autograder"),
+        pytest.raises(classroom.SandboxUnavailable, match="no engine answers") as err,
+    ):
+        classroom.open_sandbox(*asked)
     message = str(err.value)
     assert "\n" not in message and "docker.sock" in message and "--sandbox process" in message
-    assert said == []  # nothing was started, nothing falls back
+    assert caplog.messages == []  # nothing was started, nothing falls back
 
 
-def test_process_is_chosen_without_asking_docker(monkeypatch):
+def test_process_is_chosen_without_asking_docker(monkeypatch, caplog):
     monkeypatch.setattr(images, "connect", lambda: pytest.fail("the process sandbox needs no engine"))
-    said: list[str] = []
-    assert isinstance(classroom.open_sandbox("process", say=said.append), ProcessSandbox)
-    assert "isolates nothing" in said[0]
+    with caplog.at_level(logging.INFO, logger="autograder"):
+        assert isinstance(classroom.open_sandbox("process"), ProcessSandbox)
+    assert caplog.records[0].levelno == logging.WARNING and "isolates nothing" in caplog.messages[0]

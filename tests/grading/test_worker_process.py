@@ -6,6 +6,7 @@ are real: the instructor's references for a few of assignment 01's cases."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -184,15 +185,16 @@ def test_a_server_that_writes_what_is_not_an_event_is_stopped_and_said(tmp_path)
         server.fork(tmp_path / "job.json", tmp_path, tmp_path / "job.log")
 
 
-def test_without_a_warm_server_every_job_runs_cold_and_it_is_said_once(references, tmp_path, monkeypatch, capsys):
+def test_without_a_warm_server_every_job_runs_cold_and_it_is_said_once(references, tmp_path, monkeypatch, caplog):
     """A server that cannot start (here: its module is not there; elsewhere, imports that
     started a thread) leaves the jobs to cold processes, graded the same, said once."""
     job, stores = references
     monkeypatch.setattr(worker_process, "SHARED", worker_process._Shared())
     monkeypatch.setattr(worker_process, "FORKSERVER", "autograder.trusted.no_such_server")
-    outcomes = [worker_process.run_worker(job, tmp_path, name, Deadline(120)) for name in ("one", "two")]
+    with caplog.at_level(logging.WARNING, logger="autograder"):
+        outcomes = [worker_process.run_worker(job, tmp_path, name, Deadline(120)) for name in ("one", "two")]
     assert [o.status for o in outcomes] == ["ok", "ok"] and _made(stores), outcomes[-1].log_tail
-    said = capsys.readouterr().err
+    said = caplog.text
     assert said.count("each job starts a cold worker instead") == 1, said
     assert "the warm trusted worker did not start" in said and "no_such_server" in said
 

@@ -87,7 +87,7 @@ def local_reports(checkout: Course, submitted: Path, students: dict[str, str | N
         checkout,
         timeout=lim.timeout,
         test_timeout=lim.test_timeout,
-        sandbox=open_sandbox("docker", lim=lim, say=lambda _: None),
+        sandbox=open_sandbox("docker", lim=lim),
     )
     first = {wrong: student for student, wrong in reversed(students.items())}
     return {

@@ -32,9 +32,9 @@ def session_cluster() -> Iterator[cluster.Cluster]:
     where = cluster.Cluster()
     with engine_lock(LOCK, "the cluster"):
         was_up = cluster.running(where) == list(cluster.DAEMONS)
-        cluster.up(where, say=lambda _: None)
+        cluster.up(where)
         try:
             yield where
         finally:
             if not was_up:
-                cluster.down(where, say=lambda _: None)
+                cluster.down(where)

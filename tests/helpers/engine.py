@@ -64,5 +64,5 @@ def clear_dead_classes(client: DockerClient, temp_root: Path, mine: Path) -> lis
         if served.is_relative_to(temp_root) and not served.is_relative_to(mine):
             stale[container.labels.get(deploy.LABEL, "")] = served
     for served in stale.values():
-        teardown.down(deploy.Deployment(ClassDir(served), Course(served)), say=lambda _: None)
+        teardown.down(deploy.Deployment(ClassDir(served), Course(served)))
     return sorted(stale)

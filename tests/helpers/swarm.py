@@ -40,7 +40,7 @@ def local_swarm(client: DockerClient, shared: Path) -> Iterator[LocalSwarm]:
             "this Docker engine is already in a swarm the tests did not make: "
             "the swarm tests need an engine outside any swarm"
         )
-    swarm.build_node(client, REPO, say=lambda _: None)
+    swarm.build_node(client, REPO)
     network = client.networks.create(NETWORK, driver="bridge", labels={SWARM_LABEL: "yes"})
     network.reload()
     gateway = network.attrs["IPAM"]["Config"][0]["Gateway"]

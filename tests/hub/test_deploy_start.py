@@ -4,6 +4,8 @@ options change, and only then."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from autograder.core.course import Course
@@ -27,22 +29,25 @@ def _options(deployment: deploy.Deployment, image: str, where: str) -> dict:
     }
 
 
-def test_a_renewable_container_is_replaced_when_its_options_change_and_only_then(client, cpu_image, course, tmp_path):
+def test_a_renewable_container_is_replaced_when_its_options_change_and_only_then(
+    client, cpu_image, course, tmp_path, caplog
+):
     deployment = new_class(tmp_path / "renew", class_course(Course(course.root)))
-    name, said = f"{deployment.name}-probe", []
+    name = f"{deployment.name}-probe"
+    caplog.set_level(logging.INFO, logger="autograder")
     try:
-        deploy.start(client, said.append, name, None, **_options(deployment, cpu_image, "10.0.0.5"))
+        deploy.start(client, name, None, **_options(deployment, cpu_image, "10.0.0.5"))
         first = client.containers.get(name).id
-        deploy.start(client, said.append, name, None, **_options(deployment, cpu_image, "10.0.0.9"))
+        deploy.start(client, name, None, **_options(deployment, cpu_image, "10.0.0.9"))
         assert client.containers.get(name).id == first  # by default what runs is left running
-        deploy.start(client, said.append, name, None, renew=True, **_options(deployment, cpu_image, "10.0.0.9"))
+        deploy.start(client, name, None, renew=True, **_options(deployment, cpu_image, "10.0.0.9"))
         renewed = client.containers.get(name)
         assert renewed.id != first and "WHERE=10.0.0.9" in renewed.attrs["Config"]["Env"]
-        deploy.start(client, said.append, name, None, renew=True, **_options(deployment, cpu_image, "10.0.0.9"))
+        deploy.start(client, name, None, renew=True, **_options(deployment, cpu_image, "10.0.0.9"))
         assert client.containers.get(name).id == renewed.id  # the same options: left running
-        deploy.start(client, said.append, name, None, renew=True, **_options(deployment, cpu_image, "10.0.0.7"))
+        deploy.start(client, name, None, renew=True, **_options(deployment, cpu_image, "10.0.0.7"))
         assert "WHERE=10.0.0.7" in client.containers.get(name).attrs["Config"]["Env"]
-        assert said == [
+        assert caplog.messages == [
             f"{name}: started",
             f"{name}: already running",
             f"{name}: started",

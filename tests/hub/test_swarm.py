@@ -16,6 +16,7 @@ running its own engine (``tests/helpers/swarm.py``), built once for this module.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shlex
@@ -38,6 +39,7 @@ from ..helpers.course import ASSIGNMENT, REPO, solved_notebook, total, write_sub
 from ..helpers.hub import CLASS_RULES, User, jaxcourse, put_notebook, resolve_localhost_subdomains, save_logs, submitted
 from ..helpers.net import free_port
 from ..helpers.network import PROBES, Listener
+from ..helpers.said import said
 from ..helpers.submissions import wrong_submission
 from ..helpers.swarm import local_swarm, restore
 
@@ -470,7 +472,7 @@ def swarm_class(tmp_path_factory, course, swarm_nodes, cpu_image):
     """The class's queue on the swarm: its overlay network, Redis with TLS on the manager, two
     workers on the nodes labelled for grading; and the submissions."""
     client = swarm_nodes.client
-    build_redis(client, REPO, say=lambda _: None)  # seconds from the layer cache
+    build_redis(client, REPO)  # seconds from the layer cache
     checkout = class_course(Course(course.root), TEST_LIMITS + LARGEST_SANDBOX)
     deployment = new_class(tmp_path_factory.mktemp("swarmclass"), checkout)
     submitted = tmp_path_factory.mktemp("swarm-submitted")
@@ -479,10 +481,10 @@ def swarm_class(tmp_path_factory, course, swarm_nodes, cpu_image):
         write_submission(
             submitted, student, solved_notebook(course, sub.functions if sub else None, sub.extra_cell if sub else None)
         )
-    said = []
     with ThreadPoolExecutor(len(swarm_nodes.nodes)) as pool:  # this class's images reach the nodes without a registry
         list(pool.map(lambda node: swarm.load_image(node, cpu_image), swarm_nodes.nodes))
-    swarm_queue.start(client, deployment, deploy.ClassImages(cpu_image, cpu_image), said.append)  # its queue
+    with said() as lines:
+        swarm_queue.start(client, deployment, deploy.ClassImages(cpu_image, cpu_image))  # its queue
     try:
         redis = _task_container(client, f"{deployment.name}-redis")
         client.networks.get(swarm_nodes.network).connect(redis)  # the recorder here reaches it on the bridge
@@ -495,14 +497,14 @@ def swarm_class(tmp_path_factory, course, swarm_nodes, cpu_image):
             "deployment": deployment,
             "course": checkout,
             "submitted": submitted,
-            "said": said,
+            "said": lines,
             "service": client.services.get(f"{deployment.name}-workers"),
             "redis": redis,
             "broker": host_broker,
             "ca": str(swarm_queue.tls(deployment).ca),
         }
     finally:
-        teardown.down(deployment, say=lambda _: None)
+        teardown.down(deployment)
 
 
 def _cli(*argv, root):
@@ -654,7 +656,7 @@ def test_a_worker_holds_its_node_to_the_largest_sandbox_it_may_start(swarm_class
     assert resources["Reservations"]["MemoryBytes"] == 3 * 2**30
 
 
-def test_up_again_after_a_change_updates_only_what_changed_at_its_scale(swarm_class, swarm_nodes, cpu_image):
+def test_up_again_after_a_change_updates_only_what_changed_at_its_scale(swarm_class, swarm_nodes, cpu_image, caplog):
     """A setting that changes the workers' spec: their service is updated in place, still at the
     scale `workers scale` gave it; Redis and the recorder, whose specs did not change, are left
     running (an update would restart them)."""
@@ -662,10 +664,10 @@ def test_up_again_after_a_change_updates_only_what_changed_at_its_scale(swarm_cl
     redis = _task_container(swarm_nodes.client, f"{deployment.name}-redis").id
     settings = deployment.checkout.root / "jaxcourse.toml"
     settings.write_text(settings.read_text() + "[hub]\nworker_concurrency = 1\n")
-    said = []
-    swarm_queue.start(swarm_nodes.client, deployment, deploy.ClassImages(cpu_image, cpu_image), said.append)
+    with caplog.at_level(logging.INFO, logger="autograder"):
+        swarm_queue.start(swarm_nodes.client, deployment, deploy.ClassImages(cpu_image, cpu_image))
     for part in ("redis", "grading"):
-        assert f"{deployment.name}-{part}: a service, already running" in said, said
+        assert f"{deployment.name}-{part}: a service, already running" in caplog.messages, caplog.messages
     assert _task_container(swarm_nodes.client, f"{deployment.name}-redis").id == redis
     service.reload()
     assert "--concurrency 1" in service.attrs["Spec"]["TaskTemplate"]["ContainerSpec"]["Command"][-1]

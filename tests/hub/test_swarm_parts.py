@@ -142,7 +142,7 @@ def test_a_swarm_class_on_an_engine_outside_a_swarm_says_what_to_run():
     with pytest.raises(
         deploy.HubError, match=r"^--swarm needs this engine to be a swarm manager: run `docker swarm init"
     ):
-        swarm_queue.start(_NotAManager(), None, deploy.ClassImages("jaxcourse:cpu", "jaxcourse:cpu"), print)
+        swarm_queue.start(_NotAManager(), None, deploy.ClassImages("jaxcourse:cpu", "jaxcourse:cpu"))
     with pytest.raises(deploy.HubError, match=r"^this engine is not a swarm manager: run `jaxcourse workers scale` on"):
         swarm_queue.rescale(_NotAManager(), None, 2)
 

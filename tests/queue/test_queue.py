@@ -10,6 +10,7 @@ equal the local grader's, and every student is recorded once.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -148,7 +149,7 @@ def test_a_malformed_or_oversized_job_gets_a_clear_status_and_the_queue_goes_on(
     assert first["score"] == 0 and {t["status"] for t in first["tests"]} == {"invalid"}
 
 
-def test_a_job_whose_worker_raises_is_sent_again_and_recorded_failed_on_the_third_time(classroom):
+def test_a_job_whose_worker_raises_is_sent_again_and_recorded_failed_on_the_third_time(classroom, caplog):
     """A worker raises on a job only when something beside the notebook went wrong (Redis loading
     its data after a restart, a fault of its own): the job is sent again, and only the third
     failure is recorded, as the student's error. On a database no worker listens to, the test
@@ -157,8 +158,8 @@ def test_a_job_whose_worker_raises_is_sent_again_and_recorded_failed_on_the_thir
 
     url = re.sub(r"/\d+$", "/1", classroom["broker"])
     app = make_app(url, 60.0)
-    said = []
-    dispatcher = Dispatcher(app, 600.0, b"k" * 32, said.append)
+    caplog.set_level(logging.INFO, logger="autograder")
+    dispatcher = Dispatcher(app, 600.0, b"k" * 32)
     job = make_job(ASSIGNMENT, "flaky", b"{}", None, {"engine": "", "course": "", "image": ""})
     client = app.backend.client
     client.flushdb()
@@ -167,11 +168,11 @@ def test_a_job_whose_worker_raises_is_sent_again_and_recorded_failed_on_the_thir
         assert client.llen(QUEUE) == attempt  # one copy per attempt, none taken
         app.backend.mark_as_failure(job["id"], ConnectionError(f"loading the dataset ({attempt})"))
         done = dispatcher.poll()
-        assert bool(done) == (attempt == ATTEMPTS), (attempt, done, said)
+        assert bool(done) == (attempt == ATTEMPTS), (attempt, done, caplog.messages)
     [(_, failed)] = done
     assert isinstance(failed, Failed) and failed.reason.startswith("the worker failed 3 times"), failed
     assert "loading the dataset (3)" in failed.reason
-    assert said == [
+    assert caplog.messages == [
         f"jaxcourse: a worker failed grading flaky (loading the dataset ({n})); sending it again" for n in (1, 2)
     ]
     client.flushdb()
