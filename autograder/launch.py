@@ -2,7 +2,7 @@
 processes, through the course's launcher, ``srun`` (``via="slurm"``) or ``mpirun`` (``via="mpi"``)."""
 
 from .harness.engines import available_engines
-from .harness.launch import launch
+from .harness.launcher import launch
 from .harness.reports import LaunchError
 
 __all__ = ["LaunchError", "available_engines", "launch"]

@@ -131,7 +131,7 @@ def censuses() -> dict[str, dict]:
     """Each shard_map reference's census on each visible case whose mesh this process's default
     devices can hold: collectives, bytes and peak memory per device (a child's part 3)."""
     from autograder.harness import shard_map
-    from autograder.harness.kinds import signature
+    from autograder.harness.calls import signature
     from autograder.specs import ASSIGNMENTS
     from autograder.trusted import measure
     from autograder.trusted.inputs import make_inputs

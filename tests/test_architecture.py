@@ -17,8 +17,8 @@ import pytest
 
 from autograder.core.kinds import KINDS
 from autograder.grading.package import UNTRUSTED_SIDE, untrusted_package, untrusted_pythonpath
-from autograder.harness.kinds import CALLS
-from autograder.trusted.kinds import JUDGES
+from autograder.harness.calls import CALLS
+from autograder.trusted.judges import JUDGES
 
 from .helpers.course import REPO
 

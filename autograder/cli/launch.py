@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..core.errors import JaxcourseError
 from ..harness.engines import submit_batch
-from ..harness.launch import VIAS, command_for, launch, run_processes
+from ..harness.launcher import VIAS, command_for, launch, run_processes
 from ..harness.reports import LaunchError
 from .args import Subparsers, default, positive
 

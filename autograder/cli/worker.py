@@ -9,7 +9,7 @@ from pathlib import Path
 from ..core import environment
 from ..core.course import Course
 from ..grading import classroom, limits
-from ..queue import worker
+from ..queue import grading_worker
 from ..queue.app import BrokerError
 from ..queue.class_run import job_seconds
 from ..queue.jobs import outcome_key
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     course = Course.find(args.course) if args.course else Course.find()
     if args.course:
         os.environ.setdefault(environment.ROOT, str(course.root))  # the image check finds the lock here
-    host = worker.open_worker(course, args.sandbox, args.image, args.cache, outcome_key(args.broker))
+    host = grading_worker.open_worker(course, args.sandbox, args.image, args.cache, outcome_key(args.broker))
     concurrency = args.concurrency or limits.load(course.root, "").default_jobs()
-    worker.serve(host, args.broker, concurrency, job_seconds(course))
+    grading_worker.serve(host, args.broker, concurrency, job_seconds(course))
     return 0

@@ -1,5 +1,5 @@
 """The kinds of graded task, by name. Each side keeps one registry keyed by these names
-(``harness/kinds.py``: how a kind is called and exported; ``trusted/kinds.py``: how its
+(``harness/calls.py``: how a kind is called and exported; ``trusted/judges.py``: how its
 reference is stored, its result measured and scored), and a test checks that both cover exactly
 this list: a new kind is a module on each side and one line in each registry."""
 

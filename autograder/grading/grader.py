@@ -37,7 +37,7 @@ from ..core.tasks import Assignment, Task
 from ..harness.layouts import layout_label
 from ..trusted import reference as records
 from ..trusted import results as protocol
-from ..trusted.kinds import score_task
+from ..trusted.judges import score_task
 from . import expected, limits, references
 from . import notebooks as nbio
 from .measured import MeasuredPrograms

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..core.records import CaseTargets, Signature
 from ..core.tasks import Case, Task, case_id, case_seed
-from ..harness.kinds import signature
+from ..harness.calls import signature
 
 
 @dataclass(frozen=True)

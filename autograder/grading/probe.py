@@ -13,7 +13,7 @@ from typing import Any
 from ..core.records import ShardMapSig
 from ..core.tasks import Case
 from ..harness import shard_map as harness
-from ..harness.kinds import signature
+from ..harness.calls import signature
 from ..trusted.inputs import make_inputs
 from ..trusted.measure import execute
 from .self_check import CheckFailed, find_task

@@ -27,7 +27,7 @@ from ..core.tasks import Assignment, Case, Task
 from ..specs import ASSIGNMENTS, EXERCISES, get
 from ..trusted import reference as records
 from ..trusted.jobs import Measured
-from ..trusted.kinds import JUDGES, score_task
+from ..trusted.judges import JUDGES, score_task
 from ..untrusted.runner import run_test
 from . import expected, signature_view
 from .grader import DEFAULT_TEST_TIMEOUT, DEFAULT_TIMEOUT, NoReferences, provider_for

@@ -140,7 +140,7 @@ def exported_nodes(task: Any, fn: Callable[..., Any], assignment: str) -> list[s
     import jax
 
     from ..core.program_shape import nodes
-    from ..harness.kinds import CALLS
+    from ..harness.calls import CALLS
 
     case = next(c for c in task.cases if not c.hidden)
     data = CALLS[task.kind].in_sandbox(fn, CALLS[task.kind].signature(task, case, assignment), {})

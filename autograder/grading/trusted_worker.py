@@ -1,5 +1,5 @@
 """The trusted worker, driven: each submission's cases are measured in a worker process of their
-own (``trusted/worker.py``, forked warm by ``worker_process.py``), under a time limit per test; a
+own (``trusted/job_process.py``, forked warm by ``worker_process.py``), under a time limit per test; a
 worker that hangs or crashes is blamed on the test it was on, and started again for the rest.
 """
 
@@ -14,8 +14,8 @@ from ..core.errors import JaxcourseError
 from ..core.profile import Stopwatch
 from ..core.protocol import CallResult
 from ..core.records import Measurement
+from ..trusted.job_process import MESH_MISMATCH_EXIT
 from ..trusted.jobs import Evaluation, MeasureJob, Progress
-from ..trusted.worker import MESH_MISMATCH_EXIT
 from .measured import MeasuredPrograms
 from .plan import PlannedTest
 from .sandbox import Deadline, last_line

@@ -31,7 +31,7 @@ from .sandbox import Deadline, Outcome, clean_env, kill_group, last_line, run_pr
 
 log = logging.getLogger(__name__)
 
-WORKER = "autograder.trusted.worker"
+WORKER = "autograder.trusted.job_process"
 FORKSERVER = "autograder.trusted.forkserver"
 START_TIMEOUT = 60.0  # seconds the server may take to import JAX and say it is ready
 KILLED = -9  # the status of a child whose server died under it: its group is killed

@@ -180,7 +180,7 @@ def _process_run(
 def run_layout(given: Training, functions: dict[str, Callable[..., Any] | None], sig: LayoutSig) -> dict[str, Any]:
     """Run one layout with the launcher; its outcome as plain JSON, whatever went wrong. Without
     a ``train`` the processes only build their batches."""
-    from .launch import launch
+    from .launcher import launch
     from .reports import LaunchError
 
     _send_by_value(fn for fn in functions.values() if fn is not None)

@@ -15,7 +15,7 @@ STACK_SIGNAL = signal.SIGUSR1  # each worker dumps its Python stack on it (fault
 _FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
 # Gloo announces every peer connection on CPU; the lines say nothing a student can act on.
 NOISE = re.compile(r"^\[Gloo\] Rank \d+ is connected to \d+ peer ranks")
-_WORKER = str(Path(__file__).with_name("launch.py"))
+_WORKER = str(Path(__file__).with_name("launcher.py"))
 
 
 class LaunchError(JaxcourseError, RuntimeError):

@@ -41,8 +41,8 @@ WARM = (
     "numpy",
     "cloudpickle",
     "scipy.linalg",
-    "autograder.trusted.worker",
-    "autograder.trusted.kinds",
+    "autograder.trusted.job_process",
+    "autograder.trusted.judges",
     "autograder.specs",
 )
 
@@ -75,7 +75,7 @@ def child(request: ForkRequest) -> None:
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
         os.chdir(request["cwd"])
         os.environ["HOME"] = request["cwd"]
-        from .worker import main
+        from .job_process import main
 
         code = main([request["job"]])
     except BaseException:

@@ -121,7 +121,7 @@ def _describe(err: BaseException) -> str:
 def run_test(test: PlannedCall, namespace: dict[str, Any], artifacts: dict[str, bytes]) -> CallResult:
     """One planned call: the kind's own sandbox step (export, or a plain value) on the notebook's
     function, under the call's time limit."""
-    from ..harness.kinds import CALLS
+    from ..harness.calls import CALLS
     from ..harness.shard_map import OutputShardingError
 
     sig = test["sig"]
@@ -168,13 +168,13 @@ def run_tests(
 def mesh_signatures(sigs: list[Signature]) -> dict[str, Any]:
     """The meshes the exports ran on, for the trusted side's same-mesh check."""
     from ..core.mesh import MeshSpec, mesh_signature
-    from ..harness.kinds import CALLS
+    from ..harness.calls import CALLS
 
     names = {sig["mesh"] for sig in sigs if CALLS[sig["kind"]].REPORTS_MESH and "mesh" in sig}
     return {name: mesh_signature(MeshSpec.parse(name).build()) for name in sorted(names)}
 
 
-WARM_IMPORTS = ("jax", "jax.numpy", "numpy", "autograder.harness.kinds")  # what every notebook's run imports
+WARM_IMPORTS = ("jax", "jax.numpy", "numpy", "autograder.harness.calls")  # what every notebook's run imports
 
 
 def warm_start(flag: str, job: Path) -> bool:

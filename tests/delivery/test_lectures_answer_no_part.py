@@ -37,7 +37,7 @@ import pytest
 
 from autograder.core.tasks import Task
 from autograder.grading.self_check import judge
-from autograder.harness.kinds import CALLS, signature
+from autograder.harness.calls import CALLS, signature
 from autograder.specs import ASSIGNMENTS
 
 from ..helpers.lecture_functions import LECTURES, lecture_functions, positional

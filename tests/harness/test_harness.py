@@ -12,7 +12,7 @@ from autograder.harness import shard_map as harness
 from autograder.harness import sharded_step as step_harness
 from autograder.mesh import MeshSpec
 from autograder.trusted.inputs import make_inputs
-from autograder.trusted.kinds import score_task
+from autograder.trusted.judges import score_task
 from autograder.trusted.measure import compare_python, compare_values, execute, host_value
 from autograder.trusted.shard_map import artifact_problems
 from autograder.trusted.sharded_step import measure_outputs

@@ -9,7 +9,7 @@ from autograder.core.course import Course
 from autograder.core.records import TestResult
 from autograder.core.tasks import Task
 from autograder.specs import find
-from autograder.trusted.kinds import score_task
+from autograder.trusted.judges import score_task
 
 from .course import REPO
 

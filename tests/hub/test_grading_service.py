@@ -25,9 +25,9 @@ from autograder.grading.classroom import grade_class
 from autograder.hub import roster
 from autograder.hub.grading_service import JOURNAL, GradingService
 from autograder.queue.class_run import through_service
+from autograder.queue.grading_worker import Worker
 from autograder.queue.identity import expected_image
 from autograder.queue.inbox import Inbox
-from autograder.queue.worker import Worker
 from autograder.specs import get
 
 from ..helpers.course import ASSIGNMENT, NOTEBOOK, REPO, solved_notebook, total, write_submission

@@ -11,7 +11,7 @@ import pytest
 
 from autograder.core.course import Course
 from autograder.harness import shard_map, sharded_step
-from autograder.harness.kinds import signature
+from autograder.harness.calls import signature
 from autograder.specs import ASSIGNMENTS, EXERCISES
 from autograder.trusted.inputs import make_inputs
 from autograder.trusted.measure import execute

@@ -12,7 +12,7 @@ from ..helpers.course import REPO
 
 PROGRAMS = """
 import json, os, sys
-from autograder.trusted.worker import use_compile_cache
+from autograder.trusted.job_process import use_compile_cache
 import jax, jax.numpy as jnp
 path, limit = sys.argv[1], int(sys.argv[2])
 use_compile_cache(path, limit)

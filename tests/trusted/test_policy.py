@@ -10,8 +10,8 @@ import pytest
 from autograder.core.mesh import MeshSpec, mesh_signature
 from autograder.harness import shard_map as harness
 from autograder.specs import get
+from autograder.trusted.job_process import MeshMismatch, check_meshes
 from autograder.trusted.shard_map import artifact_problems
-from autograder.trusted.worker import MeshMismatch, check_meshes
 
 TASK = get("01_collectives").task("ring_all_gather")
 SIG = harness.signature(TASK, TASK.cases[1])  # 2x4:x,y over 'y'

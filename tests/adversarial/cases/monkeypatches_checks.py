@@ -17,7 +17,7 @@ EXTRA_CELL = """import contextlib, sys, types
 import numpy as np
 import jax
 import jax.numpy as jnp
-import autograder.checks, autograder.harness.kinds, autograder.harness.shard_map
+import autograder.checks, autograder.harness.calls, autograder.harness.shard_map
 import autograder.untrusted.checks, autograder.untrusted.runner
 always = lambda *args, **kwargs: True
 np.allclose = np.array_equal = jnp.allclose = jnp.array_equal = always
@@ -33,7 +33,7 @@ def export(fn, sig):
         fn = lambda x, axis_name: jax.lax.all_gather(x, axis_name, tiled=True)
     return _export(fn, sig)
 autograder.harness.shard_map.export = export
-autograder.harness.kinds.CALLS["shard_map"] = types.SimpleNamespace(
+autograder.harness.calls.CALLS["shard_map"] = types.SimpleNamespace(
     REPORTS_MESH=True,
     signature=autograder.harness.shard_map.signature,
     in_sandbox=lambda fn, sig, namespace: export(fn, sig),

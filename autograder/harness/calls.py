@@ -1,7 +1,7 @@
 """How each kind of task is called, by kind: its signature (what the sandbox is told) and what
 the sandbox does with the student's function (an exported artifact, or a plain value).
 
-The trusted side's registry (``trusted/kinds.py``) holds the other half of each kind; both
+The trusted side's registry (``trusted/judges.py``) holds the other half of each kind; both
 cover ``core.kinds.KINDS``, and a test holds them to it.
 """
 

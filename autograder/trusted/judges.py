@@ -1,6 +1,6 @@
 """The trusted half of each kind of task, by kind: how its reference is computed, how what the
 sandbox returned is measured against it, and how the measurements become points. The harness
-(``harness/kinds.py``) holds the other half; both cover ``core.kinds.KINDS``."""
+(``harness/calls.py``) holds the other half; both cover ``core.kinds.KINDS``."""
 
 from __future__ import annotations
 

@@ -197,7 +197,7 @@ def _launch_function(
     with tempfile.TemporaryDirectory(prefix="jaxcourse-launch-") as tmp:
         payload = Path(tmp) / "payload.pkl"
         payload.write_bytes(cloudpickle.dumps((fn, tuple(args))))
-        worker = [sys.executable, *_site_flag(), "-m", "autograder.harness.launch", "function", str(payload), tmp]
+        worker = [sys.executable, *_site_flag(), "-m", "autograder.harness.launcher", "function", str(payload), tmp]
         run_processes(worker, n, devices, timeout, out, via)
         return [cloudpickle.loads((Path(tmp) / f"{rank}.pkl").read_bytes()) for rank in range(n)]
 
@@ -205,7 +205,7 @@ def _launch_function(
 def command_for(argv: Sequence[str]) -> list[str]:
     """A ``python script.py ...`` command runs through the worker, so that a hang can be located."""
     if len(argv) >= 2 and Path(argv[0]).name.startswith("python") and argv[1].endswith(".py"):
-        return [sys.executable, *_site_flag(), "-m", "autograder.harness.launch", "script", *argv[1:]]
+        return [sys.executable, *_site_flag(), "-m", "autograder.harness.launcher", "script", *argv[1:]]
     return list(argv)
 
 

@@ -5,7 +5,7 @@ artifacts run on inputs made here from seeds) on the same mesh as the reference.
 It runs in a process of its own, forked for each job by the warm worker (``forkserver.py``) or
 started cold, so that a submission's program that never ends costs only a time limit.
 
-    python -m autograder.trusted.worker JOB_JSON
+    python -m autograder.trusted.job_process JOB_JSON
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from .jobs import (
     Started,
     WorkerJob,
 )
-from .kinds import JUDGES
+from .judges import JUDGES
 
 MESH_MISMATCH_EXIT = 3
 
