@@ -157,3 +157,12 @@ def test_the_sandbox_gets_the_untrusted_side_only(tmp_path):
     done = _in_staged_package(tmp_path, probe)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(package / "__init__.py")
+
+
+def test_no_cluster_engine_is_mounted_into_a_sandbox(tmp_path):
+    """srun and mpirun belong to running a class: the sandbox's launcher starts local processes
+    only, and asked for an engine there it finds none."""
+    package = untrusted_package()
+    assert not [p.name for p in package.rglob("*engine*.py")]
+    done = _in_staged_package(tmp_path, "from autograder.launch import launch\nlaunch(print, 2, 1, via='slurm')\n")
+    assert done.returncode != 0 and "No module named 'autograder.delivery'" in done.stderr, done.stderr

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from ..core.errors import JaxcourseError
-from ..harness.engines import submit_batch
-from ..harness.launcher import VIAS, command_for, launch, run_processes
+from ..delivery.cluster_engines import VIAS, runner, submit_batch
+from ..harness.launcher import command_for, launch, run_processes
 from ..harness.reports import LaunchError
 from .args import Subparsers, default, positive
 
@@ -23,7 +23,7 @@ def register(sub: Subparsers) -> None:
     run_.add_argument(
         "--via",
         choices=VIAS,
-        default=default(launch, "via"),
+        default=VIAS[0],  # the course's own launcher
         help="who starts the processes: the course's launcher, srun or mpirun (default %(default)s)",
     )
     run_.add_argument("-n", "--processes", type=positive, default=default(launch, "num_processes"))
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     try:
-        run_processes(command_for(command), args.processes, args.devices, args.timeout, via=args.via)
+        run_processes(command_for(command), args.processes, args.devices, args.timeout, runner=runner(args.via))
     except LaunchError as err:
         print(f"jaxcourse: launch failed: {err}", file=sys.stderr)
         return 1

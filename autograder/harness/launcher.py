@@ -1,6 +1,7 @@
 """Run JAX in N processes x M simulated CPU devices: from a notebook (``launch(fn)``) or a shell
 (``jaxcourse launch -n 2 -d 4 -- python x.py``), through the course's own launcher on localhost
-(``via="local"``) or a real cluster engine, ``srun`` or ``mpirun`` (``via="slurm"``/``"mpi"``).
+or a ``Runner`` that starts them otherwise: a real cluster engine, ``srun`` or ``mpirun``
+(``delivery/cluster_engines.py``, which the public ``launch(..., via=...)`` picks).
 
 The local launcher gives each process ``JAX_COORDINATOR_ADDRESS`` (which JAX reads itself),
 ``JAX_NUM_PROCESSES``, ``JAX_PROCESS_ID`` and ``JAX_NUM_CPU_DEVICES``, so a script written for a
@@ -26,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .engines import ENGINES, run_engine
 from .reports import NOISE, STACK_SIGNAL, LaunchError, crash_report, hang_report
 
 
@@ -145,7 +145,9 @@ def _kill(proc: _Proc) -> None:
 # ---------------------------------------------------------------- the public entry points
 
 
-VIAS = ("local", *ENGINES)
+# What starts ``n`` copies of a command (the command, n, devices per process, timeout, where the
+# lines go) and returns each rank's output: a cluster engine, in place of the course's launcher.
+Runner = Callable[[Sequence[str], int, int, float, IO[str]], list[str]]
 
 
 def launch(
@@ -155,40 +157,49 @@ def launch(
     args: Sequence[Any] = (),
     timeout: float = 120.0,
     out: IO[str] | None = None,
-    via: str = "local",
+    runner: Runner | None = None,
 ) -> list[Any]:
     """Run ``target`` in every process and return each process's result, by rank.
 
     A function (defined anywhere, a notebook cell too) runs after ``jax.distributed.initialize``
     and returns its value, with arrays this process can see copied to NumPy. A script path runs
     as ``__main__`` with ``args`` as its ``sys.argv[1:]``, initialises JAX itself, and gives back
-    its output. ``via`` picks who starts the processes: ``"local"`` (the course's launcher),
-    ``"slurm"`` (``srun``) or ``"mpi"`` (``mpirun``).
+    its output. ``runner`` starts the processes in place of the course's launcher.
     """
     if num_processes < 1 or devices_per_process < 1:
         raise ValueError("num_processes and devices_per_process must be at least 1")
-    if via not in VIAS:
-        raise LaunchError(f"unknown engine {via!r}: choose one of {', '.join(VIAS)}")
     if callable(target):
-        return _launch_function(target, num_processes, devices_per_process, args, timeout, out, via)
+        return _launch_function(target, num_processes, devices_per_process, args, timeout, out, runner)
     script = Path(target)
     if not script.is_file():
         raise FileNotFoundError(f"no script at {script}")
     command = command_for(["python", str(script), *map(str, args)])
-    return run_processes(command, num_processes, devices_per_process, timeout, out, via)
+    return run_processes(command, num_processes, devices_per_process, timeout, out, runner)
 
 
 def run_processes(
-    command: Sequence[str], n: int, devices: int, timeout: float, out: IO[str] | None = None, via: str = "local"
+    command: Sequence[str],
+    n: int,
+    devices: int,
+    timeout: float,
+    out: IO[str] | None = None,
+    runner: Runner | None = None,
 ) -> list[str]:
-    """The same command in ``n`` processes, started by ``via``; each rank's output, by rank."""
-    if via == "local":
+    """The same command in ``n`` processes, started by ``runner`` (the course's launcher if None);
+    each rank's output, by rank."""
+    if runner is None:
         return run_group([command] * n, devices, timeout, out)
-    return run_engine(ENGINES[via], command, n, devices, timeout, out or sys.stdout)
+    return runner(command, n, devices, timeout, out or sys.stdout)
 
 
 def _launch_function(
-    fn: Callable[..., Any], n: int, devices: int, args: Sequence[Any], timeout: float, out: IO[str] | None, via: str
+    fn: Callable[..., Any],
+    n: int,
+    devices: int,
+    args: Sequence[Any],
+    timeout: float,
+    out: IO[str] | None,
+    runner: Runner | None,
 ) -> list[Any]:
     """On a cluster of several hosts the temporary folder must be one every host sees (a shared
     file system); on one machine, as here, any will do."""
@@ -198,7 +209,7 @@ def _launch_function(
         payload = Path(tmp) / "payload.pkl"
         payload.write_bytes(cloudpickle.dumps((fn, tuple(args))))
         worker = [sys.executable, *_site_flag(), "-m", "autograder.harness.launcher", "function", str(payload), tmp]
-        run_processes(worker, n, devices, timeout, out, via)
+        run_processes(worker, n, devices, timeout, out, runner)
         return [cloudpickle.loads((Path(tmp) / f"{rank}.pkl").read_bytes()) for rank in range(n)]
 
 

@@ -2,10 +2,14 @@
 (Open MPI), where ``jax.distributed.initialize()`` finds its coordinator, process count and id by
 itself. Each task's lines come back with its rank, a crash is named from the engine's own report,
 and a hang is located with the engine's tools (``scancel --signal``, ``scontrol listpids``; Open
-MPI's ``mpirun`` forwards SIGUSR1 to every process), in the words of the course's launcher."""
+MPI's ``mpirun`` forwards SIGUSR1 to every process), in the words of the course's launcher.
+
+They plug into the launcher (``harness/launcher.py``) as a ``Runner``; the harness itself knows
+none of them, so none is mounted into a grading sandbox, where only the local launcher runs."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -20,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, ClassVar
 
-from .reports import NOISE, STACK_SIGNAL, LaunchError, crash_report, hang_report
+from ..harness.launcher import Runner
+from ..harness.reports import NOISE, STACK_SIGNAL, LaunchError, crash_report, hang_report
 
 # What the course's own launcher tells each process; under an engine JAX must find these itself.
 LAUNCHER_VARS = ("JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID")
@@ -180,6 +185,16 @@ class Mpi(Engine):
 
 
 ENGINES: dict[str, Engine] = {e.name: e for e in (Slurm(), Mpi())}
+VIAS = ("local", *ENGINES)  # who may start a group of processes: the course's launcher, or an engine
+
+
+def runner(via: str) -> Runner | None:
+    """What starts the processes for ``via``: None for the course's own launcher, else an engine."""
+    if via == "local":
+        return None
+    if via not in ENGINES:
+        raise LaunchError(f"unknown engine {via!r}: choose one of {', '.join(VIAS)}")
+    return functools.partial(run_engine, ENGINES[via])
 
 
 def available_engines() -> list[str]:
