@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core import environment
+from ..core import environment, logs
 from ..core.errors import JaxcourseError
 from ..engine import health, images
 from ..engine.containers import removed_after
@@ -369,6 +369,8 @@ def _wait_local(proc: subprocess.Popen[bytes], port: int, log_path: Path) -> Non
 def main(argv: Sequence[str] | None = None) -> int:
     """Fill WORK from SRC at container start; `jaxcourse lab` itself lives in the jaxcourse command."""
     import argparse
+
+    logs.configure()  # the summary goes to the container's log, where a student's `docker logs` finds it
 
     parser = argparse.ArgumentParser(prog="python -m autograder.delivery.lab")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..core import environment, internal_tls
+from ..core import environment, internal_tls, logs
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,7 @@ def sweep(home: Path, quota: int, running: set[str], stop: Callable[[str], None]
 
 
 def main() -> None:  # run by the hub as a service; tests/hub tries it
+    logs.configure()
     api, token = os.environ["JUPYTERHUB_API_URL"].rstrip("/"), os.environ["JUPYTERHUB_API_TOKEN"]
     home, quota = Path(os.environ[environment.CLASS_DIR]) / "home", size_bytes(os.environ[environment.WORK_QUOTA])
     every = float(os.environ.get(environment.QUOTA_EVERY, "60"))

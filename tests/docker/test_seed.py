@@ -62,3 +62,19 @@ def test_prefixes_place_sources(tmp_path):
     write(tmp_path / "course" / "intro.ipynb", "lecture")
     seed(tmp_path / "work", {"lectures": tmp_path / "course", "": tmp_path / "missing"})
     assert (tmp_path / "work" / "lectures" / "intro.ipynb").read_text() == "lecture"
+
+
+def test_the_entrypoints_seed_says_what_it_kept_on_stdout(tmp_path, capsys):
+    """What the container's start runs (`python -m autograder.delivery.lab seed`): its summary is
+    the container's log, where the student reads that her edit was kept."""
+    from autograder.delivery import lab
+
+    src, work = tmp_path / "src", tmp_path / "work"
+    write(src / "assignments" / "a.ipynb", "a v1")
+    (src / "lectures").mkdir()
+    (src / "welcome").mkdir()
+    assert lab.main(["seed", str(src), str(work)]) == 0
+    write(work / "a.ipynb", "a v1 + my answer")
+    capsys.readouterr()
+    assert lab.main(["seed", str(src), str(work)]) == 0
+    assert capsys.readouterr().out == "jaxcourse: course files: 1 kept as you changed them (a.ipynb)\n"
