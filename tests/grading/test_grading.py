@@ -10,6 +10,7 @@ import pytest
 from autograder.grading.docker_sandbox import DockerSandbox
 from autograder.grading.grader import Grader, grader_for
 from autograder.grading.limits import Limits
+from autograder.grading.sandbox import ProcessSandbox, Sandbox
 
 from ..helpers import snapshot
 from ..helpers.course import ASSIGNMENTS, full_marks, solved_notebook, total, write_submission
@@ -55,7 +56,7 @@ def graders(course, request) -> Callable[[str, str], Grader]:
 
     def get(sandbox: str, assignment: str) -> Grader:
         if (sandbox, assignment) not in made:
-            box = None
+            box: Sandbox = ProcessSandbox()
             if sandbox == "docker":
                 image, client = request.getfixturevalue("cpu_image"), request.getfixturevalue("client")
                 box = DockerSandbox(image, Limits(), client)
