@@ -1,6 +1,7 @@
-"""What the package says, as plain lines: each module logs under ``autograder``; a command (the
-CLI, the hub's grading service) decides once where the lines go. Other libraries' loggers are
-left as they are, so JAX's own chatter stays out of a command's output."""
+"""What the package says, as plain lines: each module logs under ``autograder`` (or as
+``__main__``, run with ``python -m``); a command (the CLI, the hub's grading service, the image's
+entrypoint) decides once where the lines go. Other libraries' loggers are left as they are, so
+JAX's own chatter stays out of a command's output."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from typing import Any, Literal
 
 PACKAGE = "autograder"
+SAID_BY = (PACKAGE, "__main__")  # a module run with ``python -m`` logs under __main__
 Stream = Literal["stdout", "stderr"]
 
 
@@ -38,6 +40,7 @@ def configure(out: Stream = "stdout") -> None:
     if out != "stderr":
         handlers[0].addFilter(lambda record: record.levelno < logging.WARNING)
         handlers.append(_Std("stderr", logging.WARNING))
-    logger = logging.getLogger(PACKAGE)
-    logger.handlers[:] = handlers
-    logger.setLevel(logging.INFO)
+    for name in SAID_BY:
+        logger = logging.getLogger(name)
+        logger.handlers[:] = handlers
+        logger.setLevel(logging.INFO)

@@ -14,10 +14,11 @@ from autograder.core import logs
 
 @pytest.fixture
 def package_logger():
-    logger = logging.getLogger(logs.PACKAGE)
-    kept = logger.handlers[:], logger.level
+    loggers = [logging.getLogger(name) for name in logs.SAID_BY]
+    kept = [(logger.handlers[:], logger.level) for logger in loggers]
     yield logging.getLogger(f"{logs.PACKAGE}.some.module")
-    logger.handlers[:], logger.level = kept[0], kept[1]
+    for logger, (handlers, level) in zip(loggers, kept):
+        logger.handlers[:], logger.level = handlers, level
 
 
 def test_progress_goes_to_stdout_and_warnings_to_stderr_as_bare_lines(package_logger, capsys):

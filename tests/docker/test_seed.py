@@ -3,6 +3,8 @@ student changed is never overwritten. Plain Python: these run without Docker."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from autograder.delivery.lab import seed
@@ -64,17 +66,16 @@ def test_prefixes_place_sources(tmp_path):
     assert (tmp_path / "work" / "lectures" / "intro.ipynb").read_text() == "lecture"
 
 
-def test_the_entrypoints_seed_says_what_it_kept_on_stdout(tmp_path, capsys):
-    """What the container's start runs (`python -m autograder.delivery.lab seed`): its summary is
-    the container's log, where the student reads that her edit was kept."""
-    from autograder.delivery import lab
-
+def test_the_entrypoints_seed_says_what_it_kept_on_stdout(tmp_path):
+    """What the container's start runs, as it runs it (`python -m autograder.delivery.lab seed`):
+    its summary is the container's log, where the student reads that her edit was kept."""
     src, work = tmp_path / "src", tmp_path / "work"
     write(src / "assignments" / "a.ipynb", "a v1")
     (src / "lectures").mkdir()
     (src / "welcome").mkdir()
-    assert lab.main(["seed", str(src), str(work)]) == 0
+    argv = [sys.executable, "-m", "autograder.delivery.lab", "seed", str(src), str(work)]
+    first = subprocess.run(argv, capture_output=True, text=True, check=True)
+    assert first.stdout == "jaxcourse: course files: 1 copied\n", first
     write(work / "a.ipynb", "a v1 + my answer")
-    capsys.readouterr()
-    assert lab.main(["seed", str(src), str(work)]) == 0
-    assert capsys.readouterr().out == "jaxcourse: course files: 1 kept as you changed them (a.ipynb)\n"
+    again = subprocess.run(argv, capture_output=True, text=True, check=True)
+    assert again.stdout == "jaxcourse: course files: 1 kept as you changed them (a.ipynb)\n", again
