@@ -30,16 +30,10 @@ def launch(
     its output. ``via`` picks who starts the processes: ``"local"`` (the course's launcher),
     ``"slurm"`` (``srun``) or ``"mpi"`` (``mpirun``).
     """
-    runner = None
-    if via != "local":  # a grading sandbox has the local launcher only: the engines are not there
-        from .delivery.cluster_engines import runner as engine
-
-        runner = engine(via)
+    runner = launcher.engine_runner(via)  # a grading sandbox has the local launcher only
     return launcher.launch(target, num_processes, devices_per_process, args, timeout, out, runner)
 
 
 def available_engines() -> list[str]:
     """The cluster engines that can start processes on this machine now, Slurm first."""
-    from .delivery.cluster_engines import available_engines as available
-
-    return available()
+    return launcher.available_engines()

@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from autograder.hub.deploy import LOCAL_DOMAIN  # noqa: E402
+from classroom.hub.deploy import LOCAL_DOMAIN  # noqa: E402
 from tests.helpers.classroom import class_course, wait_for  # noqa: E402
 from tests.helpers.course import ASSIGNMENT, copy_course, solved_notebook  # noqa: E402
 from tests.helpers.hub import (  # noqa: E402

@@ -102,7 +102,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out, submitted = Path(tmp, "out"), Path(tmp, "submitted")
         write_class(out, submitted, args.students)
-        command = [sys.executable, "-m", "autograder.cli"]
+        command = [sys.executable, "-m", "jaxcourse"]
         report = median_seconds([*command, "report", ASSIGNMENT, "--out", str(out)], args.repeats)
         where = ["--out", str(out), "--submissions", str(submitted), "--json"]
         similar = median_seconds([*command, "similar", ASSIGNMENT, *where], args.repeats)

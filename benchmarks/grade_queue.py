@@ -40,7 +40,7 @@ def grade(course, submissions: Path, out: Path, *more: str) -> float:
     argv = [
         sys.executable,
         "-m",
-        "autograder.cli",
+        "jaxcourse",
         "grade",
         ASSIGNMENT,
         "--submissions",

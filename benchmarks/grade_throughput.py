@@ -51,7 +51,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from autograder.grading.classroom import DEFAULT_IMAGE  # noqa: E402
+from autograder.grading.batch import DEFAULT_IMAGE  # noqa: E402
 from autograder.mesh import use_cpu_devices  # noqa: E402
 from tests.helpers.course import (  # noqa: E402  (the test helpers build real submissions)
     ASSIGNMENT,
@@ -211,7 +211,7 @@ def check_latency(course) -> tuple[float, float]:
         shutil.copy(course.nbgrader_root / "submitted" / "student000" / ASSIGNMENT / notebook.name, notebook)
         env = {**os.environ, "TMPDIR": tmp, "JAXCOURSE_EXPECTED": str(course.nbgrader_root / "expected")}
         env.pop("JAXCOURSE_ROOT", None)
-        argv = [sys.executable, "-m", "autograder.cli", "check", str(notebook)]
+        argv = [sys.executable, "-m", "jaxcourse", "check", str(notebook)]
         return timed(argv, Path(tmp), env), timed(argv, Path(tmp), env)
 
 
@@ -248,7 +248,7 @@ def grade(course, sandbox: str, jobs: int) -> tuple[float, str]:
         [
             sys.executable,
             "-m",
-            "autograder.cli",
+            "jaxcourse",
             "grade",
             ASSIGNMENT,
             "--sandbox",
@@ -293,7 +293,7 @@ def signature_cost(rev: str, assignment: str, students: int, jobs: int, repeats:
                 argv = [
                     python[which],
                     "-m",
-                    "autograder.cli",
+                    "jaxcourse",
                     "grade",
                     assignment,
                     "--sandbox",

@@ -29,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from autograder.hub.deploy import LOCAL_DOMAIN  # noqa: E402
+from classroom.hub.deploy import LOCAL_DOMAIN  # noqa: E402
 from tests.helpers.classroom import class_course  # noqa: E402
 from tests.helpers.course import copy_course  # noqa: E402
 from tests.helpers.hub import User, free_port, jaxcourse, resolve_localhost_subdomains  # noqa: E402

@@ -62,7 +62,7 @@ def _cli(tmp_path, *args):
     argv = [
         sys.executable,
         "-m",
-        "autograder.cli",
+        "jaxcourse",
         "launch",
         "-n",
         "2",

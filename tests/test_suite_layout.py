@@ -26,10 +26,20 @@ MODULES = sorted(
 SUITE_FOLDERS = {"helpers", "oracles", "submissions", "adversarial", "snapshots", "docker"}
 
 
-def test_test_folders_mirror_the_package():
-    package = {p.name for p in (REPO / "autograder").iterdir() if (p / "__init__.py").is_file()}
-    folders = {p.name for p in TESTS.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
-    assert folders - package - SUITE_FOLDERS == set(), "name a test folder after the package folder it tests"
+def _folders(root: Path) -> set[str]:
+    return {p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+
+
+def _packages(root: Path) -> set[str]:
+    return {p.name for p in root.iterdir() if (p / "__init__.py").is_file()}
+
+
+def test_test_folders_mirror_the_packages():
+    """tests/<folder> for a folder of the core, tests/classroom/<folder> for one of the class,
+    tests/jaxcourse for the command line."""
+    core = _packages(REPO / "autograder") | {"classroom", "jaxcourse"}
+    assert _folders(TESTS) - core - SUITE_FOLDERS == set(), "name a test folder after the package folder it tests"
+    assert _folders(TESTS / "classroom") - _packages(REPO / "classroom") == set(), "name it after the class's folder"
 
 
 def _imported(path: Path) -> list[str]:

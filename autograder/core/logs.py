@@ -1,6 +1,6 @@
-"""What the package says, as plain lines: each module logs under ``autograder`` (or as
-``__main__``, run with ``python -m``); a command (the CLI, the hub's grading service, the image's
-entrypoint) decides once where the lines go. Other libraries' loggers are left as they are, so
+"""What the packages say, as plain lines: each module logs under its package's name,
+``autograder``, ``classroom`` or ``jaxcourse`` (or as ``__main__``, run with ``python -m``); a
+command (the CLI, the hub's grading service, the image's entrypoint) decides once where the lines go. Other libraries' loggers are left as they are, so
 JAX's own chatter stays out of a command's output."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import logging
 import sys
 from typing import Any, Literal
 
-PACKAGE = "autograder"
-SAID_BY = (PACKAGE, "__main__")  # a module run with ``python -m`` logs under __main__
+# The distribution's packages (the core, the class, the command line), named, never imported;
+# a module run with ``python -m`` logs under __main__.
+SAID_BY = ("autograder", "classroom", "jaxcourse", "__main__")
 Stream = Literal["stdout", "stderr"]
 
 

@@ -1,5 +1,5 @@
 """``jaxcourse collect``: submissions into nbgrader's ``submitted/<student>/<assignment>/`` layout,
-from the class's exchange (each student's latest submission) or from an LMS's bulk download.
+from an LMS's bulk download (a class's exchange is collected by ``classroom.exchange.collect``).
 
 An LMS names each file after the student, in its own way; ``LMS_PATTERNS`` holds the common ones
 as regular expressions with a ``student`` group (and the file's own name as ``file``, and the
@@ -11,14 +11,11 @@ same student id (two Jane Does) are kept apart by their LMS ids, and said to hav
 from __future__ import annotations
 
 import re
-import shutil
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..core.errors import JaxcourseError
-from ..core.files import write_atomic
-from .exchange.store import Store
 
 # The file name each LMS gives a student's upload in its "download all submissions" archive.
 LMS_PATTERNS = {
@@ -49,20 +46,6 @@ def student_id(raw: str) -> str:
     if not cleaned:
         raise CollectError(f"{raw!r} gives no usable student id")
     return cleaned
-
-
-def from_exchange(store: Store, assignment: str, submitted: Path) -> Collected:
-    """Each student's latest submission of ``assignment``, with its time in ``timestamp.txt``."""
-    latest = {s.student: s for s in store.submissions(assignment=assignment)}  # oldest first: last wins
-    done = Collected()
-    for student, submission in sorted(latest.items()):
-        target = submitted / student / assignment
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.copytree(submission.path, target, ignore=shutil.ignore_patterns("submission.json"))
-        write_atomic(target / "timestamp.txt", submission.timestamp + "\n")
-        done.students.append(student)
-    return done
 
 
 def from_zip(archive: Path, assignment: str, submitted: Path, pattern: str) -> Collected:

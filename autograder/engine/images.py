@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from docker.client import DockerClient
 
+# The distribution's packages (pyproject.toml), each installed whole in the images: the grader's
+# core, the class (a lab's exchange client and cluster engines are in it) and the command line.
+PACKAGES = ("autograder", "classroom", "jaxcourse")
+
 VARIANTS = ("cpu", "cuda", "tpu")
 REPOSITORY = "jaxcourse"
 DEFAULT_BASE = "python:3.11-slim"
@@ -140,9 +144,10 @@ def context_files(sources: Sources, variant: str) -> dict[str, Path]:
     for lock in {"cpu", variant}:  # the variant's lock installs on top of the shared cpu layer
         files[f"requirements/{lock}.lock"] = lock_path(repo, lock)
     files["pyproject.toml"] = repo / "pyproject.toml"
-    for path in _files(repo, repo / "autograder"):
-        if path.suffix == ".py":
-            files[path.relative_to(repo).as_posix()] = path
+    for package in PACKAGES:
+        for path in _files(repo, repo / package):
+            if path.suffix == ".py":
+                files[path.relative_to(repo).as_posix()] = path
     for prefix, root in (
         ("course", sources.course),
         ("assignments/release", sources.release),

@@ -39,8 +39,12 @@ if TYPE_CHECKING:
     from docker.client import DockerClient
     from docker.models.containers import Container
 
-# Where the image installs the package (docker/Dockerfile: a venv of Python 3.11 in /opt/venv).
-IMAGE_PACKAGE = "/opt/venv/lib/python3.11/site-packages/autograder"
+# Where the image installs the packages (docker/Dockerfile: a venv of Python 3.11 in /opt/venv).
+SITE = "/opt/venv/lib/python3.11/site-packages"
+IMAGE_PACKAGE = f"{SITE}/autograder"
+# The class and the command line, installed beside the core, hidden under empty read-only folders:
+# nothing of them is in a sandbox (the hub's code, the queue's, a cluster engine).
+HIDDEN = (f"{SITE}/classroom", f"{SITE}/jaxcourse")
 GRADER_PACKAGE = "/opt/grader/autograder"
 XLA_CACHE = "/xla"  # where the class's compile cache is mounted
 LABEL = "jaxcourse.sandbox"  # value: "<host>:<grader pid>", so a later run can clear what a killed one left
@@ -243,6 +247,7 @@ class DockerSandbox:
             "tmpfs": {
                 "/tmp": f"size={limits.tmpfs},mode=1777",
                 HOME: f"size={limits.tmpfs},mode=0700,uid=1000,gid=100",
+                **{folder: "size=4k,mode=0555" for folder in HIDDEN},
             },
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],

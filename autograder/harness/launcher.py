@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import IO, Any
 
@@ -148,6 +149,29 @@ def _kill(proc: _Proc) -> None:
 # What starts ``n`` copies of a command (the command, n, devices per process, timeout, where the
 # lines go) and returns each rank's output: a cluster engine, in place of the course's launcher.
 Runner = Callable[[Sequence[str], int, int, float, IO[str]], list[str]]
+
+# The one way a cluster engine plugs into the core: an entry point in this group names a Runner
+# that also answers ``ready()`` (the classroom package gives ``slurm`` and ``mpi``). The core never
+# imports an engine, and a grading sandbox, which has none of the class, finds none to load.
+ENGINES = "jaxcourse.engines"
+
+
+def engine_runner(via: str) -> Runner | None:
+    """What starts the processes for ``via``: None for the course's own launcher, else the
+    installed engine of that name, loaded."""
+    if via == "local":
+        return None
+    found = {e.name: e for e in entry_points(group=ENGINES)}
+    if via not in found:
+        raise LaunchError(f"unknown engine {via!r}: choose one of {', '.join(['local', *found])}")
+    runner: Runner = found[via].load()
+    return runner
+
+
+def available_engines() -> list[str]:
+    """The installed engines that can start processes on this machine now, in their order."""
+    ready = [e.name for e in entry_points(group=ENGINES) if e.load().ready()]
+    return sorted(ready, key=lambda name: name != "slurm")  # on a cluster with both, Slurm owns the nodes
 
 
 def launch(

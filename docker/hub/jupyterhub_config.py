@@ -9,7 +9,7 @@ environment variables (JAXCOURSE_*), so this one file serves every class. What i
   memory and CPU limits, every capability dropped, and the student's own folder of the class
   directory as their work directory (it outlives the container: culling, `hub down`, upgrades);
 - the exchange: a service on this hub that files every submission under the hub's name of the
-  student who made it (autograder/delivery/exchange); students' servers reach it with their token;
+  student who made it (classroom/exchange); students' servers reach it with their token;
 - the idle culler: servers idle for JAXCOURSE_IDLE_TIMEOUT seconds are stopped (work is kept);
 - on a Docker Swarm (`hub up --swarm`, JAXCOURSE_SWARM_HOMES set): each server a Swarm service on
   a node labelled jaxcourse.lab=yes, its work folder that node's mount of the class's homes, and
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import docker
 
-from autograder.core import environment
-from autograder.hub import homes, networks, quota, server_tls, swarm_tasks
+from classroom import environment
+from classroom.hub import homes, networks, quota, server_tls, swarm_tasks
 
 c = get_config()  # noqa: F821 (JupyterHub provides it)
 env = os.environ
@@ -81,7 +81,7 @@ c.JupyterHub.cleanup_servers = False
 c.JupyterHub.cleanup_proxy = True
 
 # ---- who logs in --------------------------------------------------------------------------------
-c.JupyterHub.authenticator_class = "autograder.hub.authenticator.RosterAuthenticator"
+c.JupyterHub.authenticator_class = "classroom.hub.authenticator.RosterAuthenticator"
 c.RosterAuthenticator.roster_file = str(CLASS_DIR / "hub" / "roster.json")
 # Logging in through an LMS (LTI 1.3) instead, e.g. for Canvas or Moodle; not tested here:
 #   pip install jupyterhub-ltiauthenticator (add it to requirements/hub.in), then
@@ -205,7 +205,7 @@ def as_instructor(spawner, user):
 
 def on_the_swarm(spawner, instructor, user):
     """A server as a Swarm service: a student's on a node labelled jaxcourse.lab=yes, its work
-    folder that node's mount of the class's homes (autograder/hub/homes.py), so it follows the
+    folder that node's mount of the class's homes (classroom/hub/homes.py), so it follows the
     student to any node and outlives a node that is lost; an instructor's on the manager, which
     holds the class directory and the checkout it mounts. The same lockdown as a container's,
     as far as a service can say it (no pids limit or no-new-privileges in the engine's API 1.41)."""
@@ -247,7 +247,7 @@ if SWARM_HOMES:
     class ClassSwarmSpawner(SwarmSpawner):
         """A student's server as a Swarm service. It is its service's newest task wanted running
         (after a node is lost, the old one still reads running until the manager writes it off),
-        else its newest task; alive in every state up to running (autograder/hub/swarm_tasks.py).
+        else its newest task; alive in every state up to running (classroom/hub/swarm_tasks.py).
         Its certificate reaches its node as Swarm secrets (move_certs)."""
 
         async def poll(self):
@@ -272,7 +272,7 @@ if SWARM_HOMES:
 
         async def move_certs(self, paths):
             """Her server's key, certificate and trusted CAs reach her node as Swarm secrets
-            (autograder/hub/server_tls.py), readable by her server's user only."""
+            (classroom/hub/server_tls.py), readable by her server's user only."""
             secrets, moved = await asyncio.to_thread(
                 server_tls.as_secrets, docker.from_env(), CLASS_LABELS, self.service_name, paths, runs_as(self)
             )
@@ -308,7 +308,7 @@ c.JupyterHub.services = [
         # same port on one host; on a swarm, by TLS at a port of their own (the service's listeners).
         "name": "exchange",
         "url": f"http://127.0.0.1:{EXCHANGE_PORT}",
-        "command": [sys.executable, "-m", "autograder.delivery.exchange.service"],
+        "command": [sys.executable, "-m", "classroom.exchange.service"],
         "environment": {
             environment.CLASS_DIR: str(CLASS_DIR),
             environment.CONFIG_DIR: "/etc/jaxcourse",
@@ -321,9 +321,9 @@ c.JupyterHub.services = [
         },
     },
     {
-        # Each user's work folder held to [hub] work_quota (autograder/hub/quota.py).
+        # Each user's work folder held to [hub] work_quota (classroom/hub/quota.py).
         "name": "quota",
-        "command": [sys.executable, "-m", "autograder.hub.quota"],
+        "command": [sys.executable, "-m", "classroom.hub.quota"],
         "environment": {
             environment.CLASS_DIR: str(CLASS_DIR),
             environment.WORK_QUOTA: WORK_QUOTA,

@@ -9,7 +9,7 @@ an instructor's server (JAXCOURSE_INSTRUCTOR) gets the class directory as nbgrad
 
 import os
 
-from autograder.core import environment
+from classroom import environment
 
 c = get_config()  # noqa: F821 (nbgrader provides it)
 c.CourseDirectory.course_id = os.environ.get(environment.COURSE_ID, "jax-distributed")
@@ -18,7 +18,7 @@ c.Exchange.root = os.environ.get(environment.EXCHANGE, "/srv/nbgrader/exchange")
 c.Exchange.assignment_dir = os.environ.get(environment.WORK, ".")
 
 if os.environ.get(environment.EXCHANGE_URL):
-    plugins = "autograder.delivery.exchange.client"
+    plugins = "classroom.exchange.client"
     c.ExchangeFactory.list = f"{plugins}.ExchangeList"
     c.ExchangeFactory.fetch_assignment = f"{plugins}.ExchangeFetchAssignment"
     c.ExchangeFactory.submit = f"{plugins}.ExchangeSubmit"
@@ -30,7 +30,7 @@ if os.environ.get(environment.INSTRUCTOR) and os.environ.get(environment.CLASS):
     # names it relative to the course root).
     c.CourseDirectory.db_url = f"sqlite:///{os.environ[environment.CLASS]}/gradebook.db"
     # formgrader's Autograde runs no student code in this server: nbgrader's Execute step is the
-    # class's grading service, whose workers grade in their sandboxes (autograder/queue/formgrader.py).
-    from autograder.queue.formgrader import AUTOGRADE_PREPROCESSORS
+    # class's grading service, whose workers grade in their sandboxes (classroom/queue/formgrader.py).
+    from classroom.queue.formgrader import AUTOGRADE_PREPROCESSORS
 
     c.Autograde.autograde_preprocessors = AUTOGRADE_PREPROCESSORS

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading.classroom import grade_class
+from autograder.grading.batch import grade_class
 from autograder.grading.docker_sandbox import LABEL
 
 from ..helpers import snapshot

@@ -27,7 +27,7 @@ def _grade(course, image: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "autograder.cli",
+        "jaxcourse",
         "grade",
         ASSIGNMENT,
         "--sandbox",

@@ -8,9 +8,9 @@ from dataclasses import fields
 import pytest
 
 from autograder.core import config
-from autograder.delivery.exchange import policy
 from autograder.grading import limits
-from autograder.hub import settings
+from classroom.exchange import policy
+from classroom.hub import settings
 
 RECORDS = [(limits.Limits(), limits.RULES), (policy.Policy(), policy.RULES), (settings.HubSettings(), settings.RULES)]
 

@@ -12,11 +12,12 @@ import pytest
 from autograder.core import logs
 
 
-@pytest.fixture
-def package_logger():
+@pytest.fixture(params=["autograder", "classroom", "jaxcourse"])
+def package_logger(request):
+    """A module's logger in each of the three packages: the core's, the class's, the command's."""
     loggers = [logging.getLogger(name) for name in logs.SAID_BY]
     kept = [(logger.handlers[:], logger.level) for logger in loggers]
-    yield logging.getLogger(f"{logs.PACKAGE}.some.module")
+    yield logging.getLogger(f"{request.param}.some.module")
     for logger, (handlers, level) in zip(loggers, kept):
         logger.handlers[:], logger.level = handlers, level
 

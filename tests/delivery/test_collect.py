@@ -10,7 +10,8 @@ import zipfile
 import pytest
 
 from autograder.delivery import collect
-from autograder.delivery.exchange.store import Store
+from classroom.exchange.collect import from_exchange
+from classroom.exchange.store import Store
 
 NOW = datetime.datetime(2026, 11, 23, 18, 0, tzinfo=datetime.UTC)
 
@@ -21,7 +22,7 @@ def test_the_latest_submission_of_each_student_is_collected(tmp_path):
     store.submit("ada", "01_collectives", {"01_collectives.ipynb": b"second"}, NOW + datetime.timedelta(hours=1))
     store.submit("bob", "01_collectives", {"01_collectives.ipynb": b"bob's"}, NOW)
     store.submit("bob", "02_sharded_matmul", {"02_sharded_matmul.ipynb": b"other"}, NOW)
-    done = collect.from_exchange(store, "01_collectives", tmp_path / "submitted")
+    done = from_exchange(store, "01_collectives", tmp_path / "submitted")
     assert done.students == ["ada", "bob"]
     ada = tmp_path / "submitted" / "ada" / "01_collectives"
     assert (ada / "01_collectives.ipynb").read_bytes() == b"second"

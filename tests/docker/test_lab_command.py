@@ -19,7 +19,7 @@ from autograder.engine import images
 from ..helpers.course import REPO
 from ..helpers.net import free_port
 
-JAXCOURSE = [sys.executable, "-m", "autograder.cli"]
+JAXCOURSE = [sys.executable, "-m", "jaxcourse"]
 URL_RE = re.compile(r"(http://127\.0\.0\.1:\d+)/lab\?token=([0-9a-f]+)")
 
 

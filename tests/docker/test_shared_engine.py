@@ -11,7 +11,7 @@ import pytest
 
 from autograder.engine.containers import remove
 from autograder.engine.images import OFFLINE_BASE
-from autograder.hub import deploy
+from classroom.hub import deploy
 
 from ..helpers.engine import LOCK, clear_dead_classes
 

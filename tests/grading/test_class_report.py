@@ -88,7 +88,7 @@ def test_the_page_draws_the_scores_and_the_parts_and_escapes_every_message(grade
 
 
 def test_the_command_writes_the_page_and_prints_json(graded, tmp_path):
-    argv = [sys.executable, "-m", "autograder.cli", "report", ASSIGNMENT, "--out", str(graded)]
+    argv = [sys.executable, "-m", "jaxcourse", "report", ASSIGNMENT, "--out", str(graded)]
     done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "look at first:" in done.stdout and (graded / "report.html").stat().st_size > 5000

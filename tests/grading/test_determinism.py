@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.grading import classroom
+from autograder.grading import batch
 
 from ..helpers.course import ASSIGNMENT, solved_notebook, total, write_submission
 from ..helpers.submissions import wrong_submission
@@ -28,20 +28,20 @@ def test_grading_is_byte_identical_in_any_order_and_any_jobs(course, tmp_path, m
         nb = solved_notebook(course, sub.functions if sub else None, sub.extra_cell if sub else None)
         write_submission(submitted, student, nb)
     first = tmp_path / "first"
-    run = classroom.grade_class(ASSIGNMENT, course, submitted, first, jobs=2, progress=False, sandbox="process")
+    run = batch.grade_class(ASSIGNMENT, course, submitted, first, jobs=2, progress=False, sandbox="process")
     assert sorted(r.student for r in run.reports) == sorted(CLASS)
 
     order: list[str] = []
-    found = classroom.find_submissions
+    found = batch.find_submissions
 
     def reversed_order(*args):
         todo = list(reversed(found(*args)))
         order.extend(s.student for s in todo)
         return todo
 
-    monkeypatch.setattr(classroom, "find_submissions", reversed_order)
+    monkeypatch.setattr(batch, "find_submissions", reversed_order)
     second = tmp_path / "second"
-    again = classroom.grade_class(
+    again = batch.grade_class(
         ASSIGNMENT, course, submitted, second, jobs=1, progress=False, sandbox="process", force=True
     )
     assert order == sorted(CLASS, reverse=True) and again.reused == 0

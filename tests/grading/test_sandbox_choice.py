@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from autograder.engine import images
-from autograder.grading import classroom
+from autograder.grading import batch
 from autograder.grading.sandbox import ProcessSandbox
 
 
@@ -24,9 +24,9 @@ def no_engine(monkeypatch):
 def test_without_an_engine_grading_fails_closed_in_one_line(no_engine, asked, caplog):
     with (
         caplog.at_level(logging.INFO, logger="autograder"),
-        pytest.raises(classroom.SandboxUnavailable, match="no engine answers") as err,
+        pytest.raises(batch.SandboxUnavailable, match="no engine answers") as err,
     ):
-        classroom.open_sandbox(*asked)
+        batch.open_sandbox(*asked)
     message = str(err.value)
     assert "\n" not in message and "docker.sock" in message and "--sandbox process" in message
     assert caplog.messages == []  # nothing was started, nothing falls back
@@ -35,5 +35,5 @@ def test_without_an_engine_grading_fails_closed_in_one_line(no_engine, asked, ca
 def test_process_is_chosen_without_asking_docker(monkeypatch, caplog):
     monkeypatch.setattr(images, "connect", lambda: pytest.fail("the process sandbox needs no engine"))
     with caplog.at_level(logging.INFO, logger="autograder"):
-        assert isinstance(classroom.open_sandbox("process"), ProcessSandbox)
+        assert isinstance(batch.open_sandbox("process"), ProcessSandbox)
     assert caplog.records[0].levelno == logging.WARNING and "isolates nothing" in caplog.messages[0]

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from autograder.core.program_shape import likeness
-from autograder.grading import classroom
+from autograder.grading import batch
 from autograder.grading.report import Report
 from autograder.grading.similarity import similar_pairs
 
@@ -56,9 +56,7 @@ def graded(course, tmp_path_factory):
     for student, source in students.items():
         nb = solved_notebook(course, {"ring_all_gather": source} if source else None)
         write_submission(root / "submitted", student, nb)
-    classroom.grade_class(
-        ASSIGNMENT, course, root / "submitted", root / "out", jobs=2, progress=False, sandbox="process"
-    )
+    batch.grade_class(ASSIGNMENT, course, root / "submitted", root / "out", jobs=2, progress=False, sandbox="process")
     return root
 
 

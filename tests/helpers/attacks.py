@@ -1,5 +1,5 @@
-"""A student's attacks on the class that both classes face, on one host (``tests/hub/test_attacks.py``)
-and across a swarm (``tests/hub/test_swarm.py``): on the exchange, over HTTP with her own token,
+"""A student's attacks on the class that both classes face, on one host (``tests/classroom/hub/test_attacks.py``)
+and across a swarm (``tests/classroom/hub/test_swarm.py``): on the exchange, over HTTP with her own token,
 and from inside her server. Each fails with the reason it should."""
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.course import Course
-from autograder.delivery.classdir import ClassDir
 from autograder.engine.containers import remove
-from autograder.hub import deploy
+from classroom.classdir import ClassDir
+from classroom.hub import deploy
 
 from .course import ASSIGNMENT, REPO, total
 
@@ -78,7 +78,7 @@ def local_reports(checkout: Course, submitted: Path, students: dict[str, str | N
     """Each kind of notebook in ``students`` ({student: wrong submission or None}) graded once
     by the local grader (docker sandbox, the checkout's limits), as the reports' JSON."""
     from autograder.grading import limits
-    from autograder.grading.classroom import open_sandbox
+    from autograder.grading.batch import open_sandbox
     from autograder.grading.grader import grader_for
 
     lim = limits.load(checkout.root, ASSIGNMENT)

@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from autograder.delivery import cluster
+from classroom import cluster
 
 from .engine import engine_lock, unavailable
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from autograder.core.course import Course
-from autograder.delivery.classdir import ClassDir
-from autograder.hub import deploy, teardown
+from classroom.classdir import ClassDir
+from classroom.hub import deploy, teardown
 
 if TYPE_CHECKING:
     from docker.client import DockerClient

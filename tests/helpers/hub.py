@@ -52,7 +52,7 @@ def run_jaxcourse(course_root: Path, *args: str, timeout: float = 900) -> subpro
     """The `jaxcourse` command on ``course_root``, whatever its exit."""
     env = {**os.environ, "JAXCOURSE_ROOT": str(course_root), "PYTHONUNBUFFERED": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "autograder.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "jaxcourse", *args], env=env, capture_output=True, text=True, timeout=timeout
     )
 
 

@@ -1,4 +1,4 @@
-"""What the package says (its ``autograder`` loggers) inside a block, line by line: for fixtures
+"""What the packages say (their ``autograder``, ``classroom`` and ``jaxcourse`` loggers) inside a block, line by line: for fixtures
 that outlive one test, where pytest's per-test ``caplog`` cannot reach."""
 
 from __future__ import annotations
@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
+
+from autograder.core import logs
 
 
 class _Lines(logging.Handler):
@@ -20,12 +22,15 @@ class _Lines(logging.Handler):
 @contextlib.contextmanager
 def said() -> Iterator[list[str]]:
     """The lines said (info and above) while the block runs; the list stays readable after."""
-    logger, handler = logging.getLogger("autograder"), _Lines()
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(min(level or logging.INFO, logging.INFO))
+    handler = _Lines()
+    loggers = [logging.getLogger(name) for name in logs.SAID_BY if name != "__main__"]
+    levels = [logger.level for logger in loggers]
+    for logger, level in zip(loggers, levels):
+        logger.addHandler(handler)
+        logger.setLevel(min(level or logging.INFO, logging.INFO))
     try:
         yield handler.lines
     finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
+        for logger, level in zip(loggers, levels):
+            logger.removeHandler(handler)
+            logger.setLevel(level)

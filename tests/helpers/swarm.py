@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.engine import swarm
+from classroom import swarm
 
 from .course import REPO
 

@@ -1,16 +1,19 @@
-"""Tries to import the code that decides scores (the trusted side, the grading engine, and the
-command and delivery code above them) and looks for their files wherever Python finds packages:
-the image's site-packages, the grader's mount at /opt/grader, and the package's own path. The
-sandbox holds only core/, specs/, harness/ and untrusted/, so the attack finds nothing and the
+"""Tries to import the code that decides scores (the trusted side, the grading engine, the
+delivery code above them, the class and the command line) and looks for their files wherever
+Python finds packages: the image's site-packages, the grader's mount at /opt/grader, and the
+package's own path. The sandbox holds only core/, specs/, harness/ and untrusted/ (the image's
+classroom/ and jaxcourse/ are hidden under empty folders), so the attack finds nothing and the
 notebook earns full marks; had it found anything, its cell would raise and the notebook would
 get an error."""
 
 EXPECTED = {}
 EXTRA_CELL = """import importlib, os, site, sys
 import autograder
-wanted = ("trusted", "grading", "delivery", "cli")
+wanted = ("trusted", "grading", "delivery")
+others = ("classroom", "jaxcourse")  # the class and the command line, beside the core in the image
 found = []
-for module in [*("autograder." + w for w in wanted), "autograder.trusted.verdict", "autograder.grading.grader"]:
+modules = [*("autograder." + w for w in wanted), "autograder.trusted.verdict", "autograder.grading.grader"]
+for module in [*modules, "classroom.hub", "classroom.queue.jobs", "classroom.cluster_engines", "jaxcourse.app"]:
     try:
         importlib.import_module(module)
     except ModuleNotFoundError as err:
@@ -26,5 +29,7 @@ for root in sorted(r for r in roots if os.path.isdir(r)):
     for here, dirs, files in os.walk(root):
         if os.path.basename(here) == "autograder":
             found += [os.path.join(here, n) for n in dirs + files if n.split(".")[0] in wanted]
+        if os.path.basename(here) in others:
+            found += [os.path.join(here, n) for n in files]
 if found:
     raise RuntimeError("trusted code in the sandbox: " + ", ".join(sorted(set(found))[:5]))"""

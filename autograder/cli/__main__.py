@@ -1,7 +1,0 @@
-"""``python -m autograder.cli``: the ``jaxcourse`` command without its script."""
-
-import sys
-
-from .app import main
-
-sys.exit(main())

@@ -1,0 +1,43 @@
+"""The class report of one assignment, with the hub's timeline where the class has one: what
+``jaxcourse report`` writes and what the instructor's page (``report_page.py``) serves."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autograder.core.course import Course
+from autograder.grading import class_report_html
+from autograder.grading.class_report import ClassReport, read_reports, summarise
+from classroom.classdir import ClassDir
+from classroom.exchange import policy
+
+from . import class_timeline, class_timeline_html
+from .class_timeline import Timeline
+
+
+@dataclass(frozen=True)
+class ClassView:
+    report: ClassReport
+    timeline: Timeline | None  # only a hub's class has one
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.report.to_json(), "timeline": self.timeline.to_json() if self.timeline else None}
+
+    def to_html(self) -> str:
+        return class_report_html.to_html(
+            self.report, class_timeline_html.to_html(self.timeline) if self.timeline else ""
+        )
+
+
+def class_view(checkout: Course | None, out: Path, assignment: str, classdir: ClassDir | None) -> ClassView:
+    """The report from the results under ``out``; the timeline from ``classdir``'s exchange and
+    roster and the checkout's rules (its due date), where there is a class."""
+    report = summarise(assignment, read_reports(out, assignment))
+    if classdir is None or checkout is None:
+        return ClassView(report, None)
+    rules = policy.load(checkout.root, assignment)
+    now = datetime.datetime.now(datetime.UTC)
+    return ClassView(report, class_timeline.timeline(classdir.store, classdir.root / "hub", rules, assignment, now))

@@ -1,0 +1,128 @@
+"""formgrader's Autograde in an instructor's server runs no student code there: the notebook is
+asked of the class's grading service through the class directory, and each grade cell gets the
+points the grader gave it, read by nbgrader's own scoring; a cell the report does not score, or a
+report that failed, keeps nothing. The service's side is a thread here that answers as the real
+one does (the real one grades through the queue in tests/classroom/hub)."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+
+import pytest
+from nbgrader.api import Gradebook
+from nbgrader.apps import NbGraderAPI
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.utils import determine_grade, is_grade, is_solution
+from traitlets.config import Config
+
+from autograder.core import records
+from autograder.grading.grader import grader_for
+from autograder.grading.report import Report
+from autograder.grading.sandbox import ProcessSandbox
+from classroom.queue.formgrader import AUTOGRADE_PREPROCESSORS, GradedByTheService
+from classroom.queue.inbox import Inbox
+
+from ...helpers.course import ASSIGNMENT, full_marks, solved_notebook, source_notebook, total, write_submission
+from ...helpers.submissions import wrong_submission
+
+
+def _answering(class_dir, report_of):
+    """A stand-in service: answers the one job the inbox gets with ``report_of(job)``."""
+    inbox, stop = Inbox.of(class_dir), threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            for job in inbox.asked():
+                inbox.answer(job["id"], report_of(job))
+                return
+            stop.wait(0.05)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return stop
+
+
+def _tests(nb):
+    return [c for c in nb.cells if c.cell_type == "code" and is_grade(c) and not is_solution(c)]
+
+
+@pytest.fixture
+def autograde(course, tmp_path, monkeypatch):
+    monkeypatch.setenv("JAXCOURSE_ROOT", str(course.root))
+    monkeypatch.setenv("JAXCOURSE_CLASS", str(tmp_path))
+
+    def run(report_of):
+        stop = _answering(tmp_path, report_of)
+        try:
+            nb, _ = GradedByTheService().preprocess(
+                source_notebook(ASSIGNMENT), {"nbgrader": {"assignment": ASSIGNMENT, "student": "ada"}}
+            )
+        finally:
+            stop.set()
+        return {c.metadata.nbgrader["grade_id"]: determine_grade(c)[0] for c in _tests(nb)}, nb
+
+    return run
+
+
+def test_each_grade_cell_gets_the_graders_points_and_no_more(autograde):
+    tests = _tests(source_notebook(ASSIGNMENT))
+    first, second = tests[0].metadata.nbgrader, tests[1].metadata.nbgrader
+
+    def report_of(job):
+        results = [
+            records.TestResult(
+                "a: values", first["grade_id"], 1.5, first["points"], "failed", "wrong on 8 devices", "visible"
+            ),
+            records.TestResult(
+                "b: values", second["grade_id"], second["points"], second["points"], "passed", "", "visible"
+            ),
+        ]
+        return Report(job["student"], job["assignment"], "graded", "", results)
+
+    scores, nb = autograde(report_of)
+    assert scores[first["grade_id"]] == 1.5 and scores[second["grade_id"]] == second["points"]
+    others = {k: v for k, v in scores.items() if k not in (first["grade_id"], second["grade_id"])}
+    assert others and set(others.values()) == {0}  # not scored by the report: nothing
+    assert all(not c.outputs for c in nb.cells if c.cell_type == "code" and not is_grade(c))  # nothing ran
+
+
+def test_a_report_that_failed_keeps_every_grade_cell_at_zero(autograde):
+    scores, nb = autograde(lambda job: Report(job["student"], job["assignment"], "timeout", "did not finish", []))
+    assert scores and set(scores.values()) == {0}
+    assert all("did not finish" in c.outputs[0]["evalue"] for c in _tests(nb))
+
+
+@pytest.mark.slow
+def test_formgraders_autograde_gives_the_graders_points(course, tmp_path, monkeypatch):
+    """nbgrader's own autograde (NbGraderAPI, as formgrader calls it) with the class's steps: the
+    service's grader grades a wrong ring, and the gradebook gets its points, not the full marks
+    nbgrader gives a notebook whose grade cells no step filled."""
+    copy = tmp_path / "course"
+    shutil.copytree(course.root, copy, ignore=shutil.ignore_patterns(".jaxcourse", "submitted", "autograded"))
+    root = copy / "assignments"
+    wrong = wrong_submission(ASSIGNMENT, "ring_wrong_direction")
+    write_submission(root / "submitted", "bob", solved_notebook(course, wrong.functions))
+    grader = grader_for(ASSIGNMENT, course, timeout=60, test_timeout=8, sandbox=ProcessSandbox())
+
+    def graded(job):
+        notebook = tmp_path / "job" / f"{ASSIGNMENT}.ipynb"
+        notebook.parent.mkdir(exist_ok=True)
+        notebook.write_text(job["notebook"])
+        return grader.grade(job["student"], notebook)
+
+    monkeypatch.setenv("JAXCOURSE_ROOT", str(copy))
+    monkeypatch.setenv("JAXCOURSE_CLASS", str(root))
+    monkeypatch.chdir(root)
+    config = Config()
+    config.CourseDirectory.root, config.CourseDirectory.db_url = str(root), f"sqlite:///{root}/gradebook.db"
+    config.Autograde.autograde_preprocessors = AUTOGRADE_PREPROCESSORS
+    stop = _answering(root, graded)
+    try:
+        done = NbGraderAPI(CourseDirectory(config=config), config=config).autograde(ASSIGNMENT, "bob")
+    finally:
+        stop.set()
+    assert done["success"], done.get("error", "")[-3000:]
+    expected = total(ASSIGNMENT) - sum(full_marks(ASSIGNMENT)[t] - kept for t, kept in wrong.expected.items())
+    with Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
+        assert gb.find_submission(ASSIGNMENT, "bob").score == expected < total(ASSIGNMENT)
