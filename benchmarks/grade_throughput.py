@@ -183,11 +183,11 @@ def sandbox_overhead(course, repeats: int) -> dict[str, float]:
     for _ in range(repeats):
         for name, (box, cores) in runs.items():
             with tempfile.TemporaryDirectory() as tmp:
-                job, out, _ = grader.prepare(cells, Path(tmp))
-                visible_only(job)
+                work = grader.prepare(cells, Path(tmp))
+                visible_only(work.job)
                 os.sched_setaffinity(0, cores)  # a bare runner inherits it
                 start = time.perf_counter()
-                outcome = box.run(job, out, grader.timeout)
+                outcome = box.run(work.job, work.out, grader.timeout)
                 times[name].append(time.perf_counter() - start)
                 os.sched_setaffinity(0, mine)
                 assert outcome.status == "ok", outcome

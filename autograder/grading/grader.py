@@ -23,10 +23,7 @@ from ..core.mesh import MeshSpec, default_device_count
 from ..core.profile import Stopwatch
 from ..core.protocol import (
     CELLS,
-    HIDDEN_ARTIFACTS,
-    HIDDEN_RESULTS,
     PLAN,
-    CallResult,
     Cell,
     Plan,
     PlannedCall,
@@ -36,7 +33,6 @@ from ..core.records import ArrayMeasurement, Measurement, TestResult
 from ..core.tasks import Assignment, Task
 from ..harness.layouts import layout_label
 from ..trusted import reference as records
-from ..trusted import results as protocol
 from ..trusted.judges import score_task
 from . import expected, limits, references
 from . import notebooks as nbio
@@ -45,9 +41,9 @@ from .package import UNTRUSTED_SIDE, code_text
 from .plan import plan
 from .references import Provider
 from .report import Report
-from .sandbox import CompileCache, Outcome, Sandbox, last_line
+from .sandbox import CompileCache, Sandbox
 from .scratch import scratch
-from .seal import HiddenPhase
+from .stages import Stop, Workspace, read_results, run_sealed
 from .trusted_worker import MeshDiffers, TrustedWorker, WorkerStopped, evaluation
 
 DEFAULT_TIMEOUT = 300.0  # seconds for one submission's cells and exports
@@ -136,8 +132,8 @@ class Grader:
         folder.mkdir(parents=True, exist_ok=True)
         if not done.is_file() or done.read_text() != stamp.hexdigest():
             with tempfile.TemporaryDirectory(prefix="jaxcourse-warm-") as tmp:
-                job, out, _ = self.prepare(cells, Path(tmp), keep_going=True)
-                box.run(job, out, self.timeout, CompileCache(folder, writable=True))
+                work = self.prepare(cells, Path(tmp), keep_going=True)
+                box.run(work.job, work.out, self.timeout, CompileCache(folder, writable=True))
             write_atomic(done, stamp.hexdigest())
         return CompileCache(folder)
 
@@ -185,34 +181,44 @@ class Grader:
     # ------------------------------------------------------------------ one submission
 
     def grade(self, student: str, notebook: Path) -> Report:
-        fingerprint, nb = self._read(notebook)
+        """One submission, stage by stage (docs/grading.md): each stage's output is the next one's
+        input, and any may stop the submission with its student's status and reason."""
+        fingerprint, nb = self._read(notebook)  # read and fingerprint: the bytes once
         if isinstance(nb, nbio.NotebookError):
             return self.failed(student, "invalid", str(nb), fingerprint)
-        box = self._box()  # a grader made without one says so before it starts anything
-        watch = Stopwatch()
+        box, watch = self._box(), Stopwatch()  # a grader made without a sandbox stops here
         if self._references is None:  # the first submission: compute them while its sandbox runs
             threading.Thread(target=self._references_ahead, daemon=True).start()
         with watch.phase("sandbox compile cache"):  # filled by the first submission's grading too
             cache = self.sandbox_cache
-        with scratch(f"jaxcourse-{student}-", box) as tmp:
-            report = self._grade_cells(student, nbio.code_cells(nb, self.source), tmp, watch, cache)
+        try:
+            with scratch(f"jaxcourse-{student}-", box) as tmp:
+                work = self.prepare(nbio.code_cells(nb, self.source), tmp)  # plan: the visible calls
+                ran = run_sealed(box, work, self._calls(hidden=True), self.timeout, cache, watch)  # sandbox, seal
+                results = read_results(ran, work, self._ids(hidden=False), self._ids(hidden=True), self.timeout, watch)
+                measured = self._measure(results, tmp, watch)  # the trusted worker, against the references
+            report = Report(
+                student, self.assignment.name, "graded", "", self.score(measured), programs=self.programs(measured)
+            )
+        except Stop as stop:
+            report = self.failed(student, stop.status, stop.message)
         report.fingerprint, report.profile = fingerprint, watch
         return report
 
-    def prepare(self, cells: list[Cell], work: Path, keep_going: bool = False) -> tuple[Path, Path, Path]:
+    def prepare(self, cells: list[Cell], work: Path, keep_going: bool = False) -> Workspace:
         """The sandbox's job folder (cells and the plan of the visible cases), its empty results
         folder, and the grader's own folder for the artifacts taken out of the results.
         ``keep_going``: run every cell and call nothing (filling the compile cache)."""
-        job, out, artifacts = work / "job", work / "out", work / "artifacts"
-        for folder in (job, out, artifacts):
+        folders = Workspace(work / "job", work / "out", work / "artifacts", work / "sealed")
+        for folder in (folders.job, folders.out, folders.artifacts):
             folder.mkdir(exist_ok=True)  # a warm sandbox's workspace has its job and out, empty
-        (job / CELLS).write_text(json.dumps(cells))
+        (folders.job / CELLS).write_text(json.dumps(cells))
         visible = [] if keep_going else self._calls(hidden=False)
         plan: Plan = {"num_devices": self.num_devices, "tests": visible, "keep_going": keep_going}
         if not keep_going and any(p.case.hidden for p in self.tests):
             plan["hidden_wait"] = HIDDEN_WAIT
-        (job / PLAN).write_text(json.dumps(plan))
-        return job, out, artifacts
+        (folders.job / PLAN).write_text(json.dumps(plan))
+        return folders
 
     def _calls(self, hidden: bool) -> list[PlannedCall]:
         """The calls of the visible cases, or of the hidden ones, indexed over all of them."""
@@ -222,62 +228,8 @@ class Grader:
             if p.case.hidden == hidden
         ]
 
-    def _grade_cells(
-        self, student: str, cells: list[Cell], work: Path, watch: Stopwatch, cache: CompileCache | None
-    ) -> Report:
-        job, out, artifacts = self.prepare(cells, work)
-        with watch.phase("sandbox: all"), HiddenPhase(job, out, work / "sealed", self._calls(hidden=True)) as phase:
-            outcome = self._box().run(job, out, self.timeout, cache)
-        watch.update(outcome.phases, "sandbox: ")
-        # Until the seal, the sandbox knew no hidden case: its files and its output may be shown.
-        first = work / "sealed" if phase.is_sealed else out
-        if outcome.status == "timeout" and not phase.is_sealed:
-            return self.failed(student, "timeout", f"the notebook did not finish within {self.timeout:g} s")
-        if outcome.status == "invalid" and not phase.is_sealed:
-            return self.failed(student, "invalid", f"invalid results: the notebook's process {outcome.reason}")
-        if phase.problem:  # what it wrote first could not be sealed, and so is never read
-            return self.failed(student, "invalid", f"invalid results: {phase.problem}")
-        visible = {p.id for p in self.tests if not p.case.hidden}
-        try:
-            with watch.phase("results: read and check"):
-                results = protocol.read_results(first, visible, artifacts)
-        except protocol.NoResults:
-            return self.failed(student, "crashed", _crash_message(outcome))
-        except protocol.ResultsError as err:
-            return self.failed(student, "invalid", f"invalid results: {err}")
-        _runner_phases(results, outcome.started_at, watch)
-        if results["notebook"]["status"] == "error":
-            return self.failed(student, "error", results["notebook"]["message"])
-        if visible != {p.id for p in self.tests}:
-            self._add_hidden(results, out, artifacts, outcome)
-        with watch.phase("trusted: all"):
-            measured = self._evaluate(results, work, watch)
-        if isinstance(measured, str):
-            return self.failed(student, "error", measured)
-        return Report(
-            student, self.assignment.name, "graded", "", self.score(measured), programs=self.programs(measured)
-        )
-
-    def _add_hidden(self, results: Results, out: Path, artifacts: Path, outcome: Outcome) -> None:
-        """The second phase's calls and meshes, into ``results``; where it did not finish or wrote
-        nonsense, each hidden case fails, in the grader's words (the sandbox's are never shown)."""
-        hidden = {p.id for p in self.tests if p.case.hidden}
-        why = {"timeout": f"did not finish them within {self.timeout:g} s", "invalid": f"{outcome.reason}"}
-        try:
-            second = protocol.read_results(out, hidden, artifacts, (HIDDEN_RESULTS, HIDDEN_ARTIFACTS))
-            calls, meshes = second["tests"], second["meshes"]
-        except protocol.ResultsError as err:
-            reason = why.get(outcome.status) or (
-                "stopped before them" if isinstance(err, protocol.NoResults) else str(err)
-            )
-            calls, meshes = {}, {}
-            failed: CallResult = {
-                "status": "error",
-                "message": f"the hidden cases were not run: the notebook's process {reason}",
-            }
-            calls.update({test_id: failed for test_id in hidden})
-        results["tests"].update({k: v for k, v in calls.items() if k in hidden})
-        results["meshes"] = {**meshes, **results["meshes"]}
+    def _ids(self, hidden: bool) -> set[str]:
+        return {p.id for p in self.tests if p.case.hidden == hidden}
 
     def score(self, measured: dict[str, Measurement]) -> list[TestResult]:
         """Every task's parts, each case's measurement with its closed-form targets beside it."""
@@ -311,23 +263,24 @@ class Grader:
 
     # ------------------------------------------------------------------ trusted measurement
 
-    def _evaluate(self, results: Results, work: Path, watch: Stopwatch) -> dict[str, Measurement] | str:
-        """Measurements per test id, or the reason the whole evaluation failed."""
-        with watch.phase("reference cache"):  # computed by the first submission, shared by the rest
-            _ = self.references
-        entries = [evaluation(p, self.references[p.id], results["tests"].get(p.id)) for p in self.tests]
-        done = self.measured.reused(entries, results["meshes"])
-        watch.count("measurements reused", len(done))
-        pending = [e for e in entries if e["id"] not in done]
-        worker = TrustedWorker(work, self.num_devices, self.compile_cache, self.startup, self.test_timeout)
-        try:
-            done.update(worker.measure(pending, results["meshes"], self.measured, watch))
-        except MeshDiffers as err:
-            return self._mesh_mismatch(str(err))
-        except WorkerStopped as err:  # its words may describe a hidden case's program: not shown then
-            hidden = {p.id for p in self.tests if p.case.hidden}
-            return "the grader's worker stopped early" if hidden & set(err.pending) else str(err)
-        return done
+    def _measure(self, results: Results, work: Path, watch: Stopwatch) -> dict[str, Measurement]:
+        """Measurements per test id, or a Stop with the reason the whole measurement failed."""
+        with watch.phase("trusted: all"):
+            with watch.phase("reference cache"):  # computed by the first submission, shared by the rest
+                _ = self.references
+            entries = [evaluation(p, self.references[p.id], results["tests"].get(p.id)) for p in self.tests]
+            done = self.measured.reused(entries, results["meshes"])
+            watch.count("measurements reused", len(done))
+            pending = [e for e in entries if e["id"] not in done]
+            worker = TrustedWorker(work, self.num_devices, self.compile_cache, self.startup, self.test_timeout)
+            try:
+                done.update(worker.measure(pending, results["meshes"], self.measured, watch))
+            except MeshDiffers as err:
+                raise Stop("error", self._mesh_mismatch(str(err))) from None
+            except WorkerStopped as err:  # its words may describe a hidden case's program: not shown then
+                shown = "the grader's worker stopped early" if self._ids(hidden=True) & set(err.pending) else str(err)
+                raise Stop("error", shown) from None
+            return done
 
     def _mesh_mismatch(self, message: str) -> str:
         """The worker's words name the mesh; a hidden case's mesh is not named to the student."""
@@ -336,25 +289,6 @@ class Grader:
         if named in shown:
             return message
         return "jaxcourse: error: the sandbox ran a hidden case on another mesh than the grader's"
-
-
-def _runner_phases(results: Results, started_at: float, watch: Stopwatch) -> None:
-    """The runner's own timings: from the sandbox, so shown in a profile and never scored on."""
-    profile = results.get("profile")
-    if profile is None:
-        return
-    if started_at:
-        watch.add("runner: interpreter start", max(0.0, profile["entered_at"] - started_at))
-    watch.update(profile["seconds"], "runner: ")
-
-
-def _crash_message(outcome: Outcome) -> str:
-    """Why the notebook's process left no results, in words, with its last line of output."""
-    why = outcome.reason or "stopped"
-    if outcome.status == "ok":
-        why = "exited before writing its results"
-    last = last_line(outcome.log_tail)
-    return f"the notebook's process {why}" + (f"; its last output: {last[:300]}" if last != "no output" else "")
 
 
 def _visibility(task: Task, part: str) -> str:
