@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
-from ..core.records import ArrayMeasurement, TestResult
+from ..core.records import ArrayMeasurement, Figure, SignatureTable, TestResult
 from ..core.tasks import Case, Task
 from . import explain
 from .bounds import Problem, bounds_problem
@@ -39,7 +39,7 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
     hidden = [(c, m) for c, m in cases if c.hidden]
     correct = [(c, m) for c, m in cases if m["values"]["ok"]]
     results = []
-    for part, points in task.points.items():
+    for part in task.points:
         if part == "hidden values" and not hidden:
             continue  # a student's own check: hidden cases stay with the instructor
         if part in ("values", "hidden values"):
@@ -47,19 +47,42 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
         else:
             problem = _gated(task, part, correct) or _structure(correct, _judge(task, part))
         results.append(
-            TestResult(
-                name=f"{task.name}: {part}",
-                grade_id=task.grade_id,
-                score=0.0 if problem else points,
-                max_score=points,
-                status="failed" if problem else "passed",
-                message=problem or explain.passed_note(task, part, cases),
-                visibility="hidden" if part == "hidden values" else "visible",
+            part_result(
+                task,
+                part,
+                problem,
+                "hidden" if part == "hidden values" else "visible",
+                passed=explain.passed_note(task, part, cases),
                 figure=explain.figure(task, part, visible, correct),
                 signature=explain.signature_table(task, part, correct),
             )
         )
     return results
+
+
+def part_result(
+    task: Task,
+    part: str,
+    problem: str,
+    visibility: str,
+    passed: str = "",
+    figure: Figure | None = None,
+    signature: SignatureTable | None = None,
+) -> TestResult:
+    """One part judged, for every kind: its points and "passed" (with ``passed`` as its note)
+    where there is no problem, else zero, "failed" and the problem in the student's words."""
+    points = task.points[part]
+    return TestResult(
+        name=f"{task.name}: {part}",
+        grade_id=task.grade_id,
+        score=0.0 if problem else points,
+        max_score=points,
+        status="failed" if problem else "passed",
+        message=problem or passed,
+        visibility=visibility,
+        figure=figure,
+        signature=signature,
+    )
 
 
 def _judge(task: Task, part: str) -> Callable[[Case, ArrayMeasurement], Problem | None]:

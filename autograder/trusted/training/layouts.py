@@ -17,6 +17,7 @@ from ...core.tasks import Task
 from ...harness import layouts as harness
 from .. import reference
 from ..jobs import Evaluation, Measured, ReferenceJob, References
+from ..verdict import part_result
 from .records import TOLERANCE, RecordError, check_record
 
 
@@ -125,15 +126,7 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
     """Points per layout: each part of the task is one layout of the same global mesh."""
     by_part = {harness.layout_label(*c.args): (c, m) for c, m in measured}
     return [
-        TestResult(
-            f"{task.name}: {part}",
-            task.grade_id,
-            0.0 if problem else task.points[part],
-            task.points[part],
-            "failed" if problem else "passed",
-            problem,
-            "hidden" if case.hidden else "visible",
-        )
+        part_result(task, part, problem, "hidden" if case.hidden else "visible")
         for part in task.points
         if part in by_part
         for case, m in [by_part[part]]

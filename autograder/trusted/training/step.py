@@ -26,6 +26,7 @@ from ...harness import layouts
 from ...harness.train_step import flat_step
 from .. import policy, reference
 from ..jobs import Evaluation, Measured, ReferenceJob, References
+from ..verdict import part_result
 from .records import TOLERANCE
 
 SAME_MASK = 1e-5  # relative change of the update below which two devices share a dropout mask
@@ -218,18 +219,7 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
     """Values, then collectives and dropout, each judged on every case."""
     steps = [cast(StepMeasurement, m) for _, m in measured]  # this module is handed only its own kind
     parts = {part: _step_problem(part, steps) for part in task.points}
-    return [
-        TestResult(
-            f"{task.name}: {part}",
-            task.grade_id,
-            0.0 if problem else task.points[part],
-            task.points[part],
-            "failed" if problem else "passed",
-            problem,
-            "visible",
-        )
-        for part, problem in parts.items()
-    ]
+    return [part_result(task, part, problem, "visible") for part, problem in parts.items()]
 
 
 def _step_problem(part: str, measurements: list[StepMeasurement]) -> str:
