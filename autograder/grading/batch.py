@@ -21,9 +21,10 @@ from ..core.course import Course
 from ..core.errors import JaxcourseError
 from ..core.profile import medians
 from ..engine import images
-from . import feedback, gradebook, limits
+from . import gradebook, limits
 from .docker_sandbox import DockerSandbox
 from .grader import Grader, grader_for
+from .recorder import Recorder
 from .report import Report
 from .sandbox import ProcessSandbox, Sandbox
 from .submissions import Submission, find_submissions
@@ -143,6 +144,7 @@ def grade_class(
     grader = grader_for(assignment, course, sandbox=box)
     todo = find_submissions(submissions, assignment, grader.assignment.notebook)
     out.mkdir(parents=True, exist_ok=True)
+    recorder = Recorder(course.nbgrader_root, out, Path(grader.assignment.notebook).stem)
     run = ClassRun(how=how)
     fresh = []
     closed = contextlib.closing(box) if box is not None else contextlib.nullcontext()
@@ -152,13 +154,13 @@ def grade_class(
             if previous is None:
                 fresh.append(submission)
                 continue
-            _record(course, grader, submission, previous, out)
+            recorder.record(previous, submission.timestamp)
             run.reports.append(previous)
             run.reused += 1
             bar.update(1)
         for submission, report in grade_many(grader, fresh):
             with report.profile.phase("record"):
-                _record(course, grader, submission, report, out)
+                recorder.record(report, submission.timestamp)
             run.reports.append(report)
             bar.update(1)
     gradebook.write_csv(out / "grades.csv", run.reports)
@@ -182,13 +184,6 @@ def _unchanged(grader: Grader, submission: Submission, out: Path) -> Report | No
     except (ValueError, KeyError, TypeError):
         return None
     return report if report.fingerprint == grader.fingerprint(submission.notebook) else None
-
-
-def _record(course: Course, grader: Grader, submission: Submission, report: Report, out: Path) -> None:
-    """The feedback page, then the results and the gradebook (``gradebook.keep``)."""
-    feedback.write(out / report.student, report)
-    notebook = Path(grader.assignment.notebook).stem
-    gradebook.keep(course.nbgrader_root, notebook, out / report.student, report, submission.timestamp)
 
 
 def _bar(total: int, enabled: bool) -> Any:  # a tqdm bar; tqdm is untyped

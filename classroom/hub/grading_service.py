@@ -19,14 +19,16 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.core import logs
 from autograder.core.course import Course
 from autograder.core.errors import JaxcourseError
-from autograder.grading import feedback, gradebook, notebooks
+from autograder.grading import feedback, notebooks
+from autograder.grading.batch import results_dir
 from autograder.grading.grader import Grader, grader_for
+from autograder.grading.recorder import Recorder
 from autograder.grading.report import Report
 from autograder.specs import UnknownAssignment
 from classroom import environment
@@ -166,18 +168,19 @@ class GradingService:
         self._mark(submission, report, latest=False)
 
     def record(self, submission: Submission, report: Report) -> None:
-        """Results, feedback as the rules allow, the gradebook (latest submission only), then the
-        marker that says this submission is done."""
-        out = self.course.nbgrader_root / "graded" / submission.assignment / submission.student
-        latest = self._is_latest(out / "results.json", submission)
-        notebook = Path(self.grader(submission.assignment).assignment.notebook).stem
-        shown = _shown(report, policy.load(self.course.root, submission.assignment).feedback)
-        if shown is not None:
-            self.store.write_feedback(submission, {notebook: feedback.to_html(shown)})
-        if latest:
-            gradebook.keep(self.course.nbgrader_root, notebook, out, report, submission.timestamp)
-            (out / "submission.txt").write_text(submission.timestamp + "\n")
-        self._mark(submission, report, latest)
+        """Through the one recorder (results, the gradebook for the latest submission only, the
+        feedback in the exchange as the rules allow), then the marker that says it is done."""
+        recorder = Recorder(
+            self.course.nbgrader_root,
+            results_dir(self.course, submission.assignment),
+            Path(self.grader(submission.assignment).assignment.notebook).stem,
+            policy.load(self.course.root, submission.assignment).feedback,
+        )
+
+        def deliver(page: Report) -> None:
+            self.store.write_feedback(submission, {recorder.notebook: feedback.to_html(page)})
+
+        self._mark(submission, report, recorder.record(report, submission.timestamp, deliver))
 
     def _mark(self, submission: Submission, report: Report, latest: bool) -> None:
         """The store's outcome marker (written last: this submission is done) and the journal."""
@@ -193,11 +196,6 @@ class GradingService:
             journal.write(json.dumps(outcome, sort_keys=True) + "\n")
         log.info(f"recorded {submission.key}: {report.status} {report.score:g}/{report.max_score:g}")
 
-    def _is_latest(self, results: Path, submission: Submission) -> bool:
-        """Whether no later submission of this student's has been recorded already."""
-        stamp = results.parent / "submission.txt"
-        return not stamp.is_file() or stamp.read_text().strip() <= submission.timestamp
-
     def run(self, stop: Callable[[], bool] = lambda: False) -> None:
         while not stop():
             try:
@@ -206,17 +204,6 @@ class GradingService:
             except JaxcourseError as err:  # e.g. an assignment not yet in the gradebook: say, go on
                 log.warning(f"jaxcourse grading service: {err}")
                 time.sleep(POLL)
-
-
-def _shown(report: Report, rule: str) -> Report | None:
-    """What the student may read now: every test, the visible ones, or (``none``) nothing until
-    feedback is released, but for why a notebook could not be read at all, which tells nothing
-    of the tests."""
-    if rule == "all":
-        return report
-    if rule == "visible":
-        return replace(report, tests=[t for t in report.tests if t.visibility == "visible"])
-    return replace(report, tests=[]) if report.status == "invalid" else None
 
 
 def main() -> None:

@@ -4,8 +4,9 @@ nbgrader's autograde executes a submitted notebook in the process that asks (the
 server, with the class directory open) and scores each grade cell by its output. In a class, its
 ``Execute`` step is replaced by this one (``docker/jupyter/nbgrader_config.py``): the notebook is
 asked of the class's grading service (``inbox.py``), graded by the workers in their sandboxes as
-on submit, and each grade cell is given its points as the one output nbgrader reads (a number:
-nbgrader's partial credit). A grade cell starts with an error output, so a cell the report does
+on submit, recorded as every grade is (``grading/recorder.py``: results.json, the gradebook), and
+each grade cell is given its points as the one output nbgrader reads (a number: nbgrader's
+partial credit), which nbgrader's own SaveAutoGrades writes again, the same. A grade cell starts with an error output, so a cell the report does
 not score, or a report that failed, keeps none of its points: nothing here can award a point
 that the grader did not.
 """
@@ -21,7 +22,9 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
 from autograder.core.course import Course
+from autograder.grading.batch import results_dir
 from autograder.grading.grader import grader_for
+from autograder.grading.recorder import Recorder
 from autograder.grading.report import Report
 from classroom import environment
 
@@ -63,7 +66,13 @@ class GradedByTheService(Preprocessor):
         inbox = Inbox.of(course.nbgrader_root)
         inbox.ask(job)
         self.log.info("%s/%s: asked of the class's grading service (job %s)", student, assignment, job["id"][:12])
-        return next(inbox.answers([job["id"]], job_seconds(course)))[1]
+        report = next(inbox.answers([job["id"]], job_seconds(course)))[1]
+        if (report.student, report.assignment) == (student, assignment):  # else it graded nothing of hers
+            stamp = course.nbgrader_root / "submitted" / student / assignment / "timestamp.txt"
+            timestamp = stamp.read_text().strip() if stamp.is_file() else None
+            notebook = Path(grader.assignment.notebook).stem
+            Recorder(course.nbgrader_root, results_dir(course, assignment), notebook).record(report, timestamp)
+        return report
 
 
 # nbgrader's autograde steps, with its Execute replaced (docker/jupyter/nbgrader_config.py sets them).

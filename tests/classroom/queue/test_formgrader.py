@@ -6,6 +6,7 @@ one does (the real one grades through the queue in tests/classroom/hub)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 
@@ -17,6 +18,7 @@ from nbgrader.utils import determine_grade, is_grade, is_solution
 from traitlets.config import Config
 
 from autograder.core import records
+from autograder.core.course import tool_env
 from autograder.grading.grader import grader_for
 from autograder.grading.report import Report
 from autograder.grading.sandbox import ProcessSandbox
@@ -51,6 +53,9 @@ def _tests(nb):
 def autograde(course, tmp_path, monkeypatch):
     monkeypatch.setenv("JAXCOURSE_ROOT", str(course.root))
     monkeypatch.setenv("JAXCOURSE_CLASS", str(tmp_path))
+    monkeypatch.setenv("PATH", tool_env()["PATH"])  # nbgrader's Gradebook runs alembic by name
+    with Gradebook(f"sqlite:///{tmp_path}/gradebook.db") as gb:  # formgrader autogrades released work only
+        gb.add_assignment(ASSIGNMENT)
 
     def run(report_of):
         stop = _answering(tmp_path, report_of)
@@ -126,3 +131,5 @@ def test_formgraders_autograde_gives_the_graders_points(course, tmp_path, monkey
     expected = total(ASSIGNMENT) - sum(full_marks(ASSIGNMENT)[t] - kept for t, kept in wrong.expected.items())
     with Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
         assert gb.find_submission(ASSIGNMENT, "bob").score == expected < total(ASSIGNMENT)
+    kept = Report.from_json(json.loads((root / "graded" / ASSIGNMENT / "bob" / "results.json").read_text()))
+    assert kept.score == expected  # recorded as every grade is: results.json is the truth
