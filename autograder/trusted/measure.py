@@ -18,6 +18,7 @@ from ..core.flops import program_flops
 from ..core.hlo import hlo_census, program_bytes, program_bytes_by_axes, stablehlo_collectives, stablehlo_itemsizes
 from ..core.quick_compile import compiler_options
 from ..core.records import ArrayMeasurement, ProgramStructure, Verdict, fail, ok
+from ..core.roofline import peak_bytes
 
 
 def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, ProgramStructure]:
@@ -51,18 +52,6 @@ def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, 
 def held_per_device(out: Any) -> int:
     """Bytes of the largest piece of ``out`` that any one device holds."""
     return max(int(shard.data.nbytes) for shard in out.addressable_shards)
-
-
-def peak_bytes(compiled: Any) -> int | None:
-    """The most memory one device holds while the program runs, as XLA's buffer assignment
-    plans it: its arguments, results and temporaries, less the results written over donated
-    arguments. None where the backend does not say."""
-    stats = compiled.memory_analysis()
-    if stats is None:
-        return None
-    return int(
-        stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes - stats.alias_size_in_bytes
-    )
 
 
 def measured(values: Verdict, structure: ProgramStructure, reference: ProgramStructure) -> ArrayMeasurement:
