@@ -82,3 +82,28 @@ def test_probe_shows_what_the_grader_measures_of_a_function():
     assert program.collectives == {"reduce-scatter": 1} and program.bytes_per_device == 7 / 8 * 32 * 8 * 4
     assert program.flops == 2 * 32 * 2 * 8 and program.peak_bytes and program.peak_bytes > (32 * 2 + 2 * 8) * 4
     assert f"multiplies {program.flops} FLOPs" in repr(program)
+
+
+def test_probe_at_scale_projects_the_program_on_each_machine_and_runs_nothing():
+    """The reduce-scatter matmul at its realistic size (32768 x 4096 by 4096 x 16384, bfloat16):
+    compiled from shapes alone, its FLOPs and bytes are the closed forms, and each machine's
+    projection is in the repr."""
+    from autograder.checks import probe
+    from autograder.core.machines import MACHINES
+    from solutions.sharded_matmul import matmul_reduce_scatter
+
+    program = probe(matmul_reduce_scatter, at_scale=True)
+    m, k, n = 32768, 4096, 16384
+    assert program.flops == 2 * m * (k // 8) * n and program.bytes_per_device == 7 / 8 * m * n * 2
+    assert set(program.projected) == set(MACHINES)
+    h100 = program.projected["8 x H100 SXM"]
+    assert h100.compute_s == pytest.approx(2 * m * (k // 8) * n / 989e12)
+    assert "8 x H100 SXM:" in repr(program) and "a roofline" in repr(program)
+
+
+def test_probe_at_scale_says_which_parts_have_no_size_to_project_at():
+    from autograder.checks import probe
+    from solutions.collectives import fold_rng_over_axis
+
+    with pytest.raises(CheckFailed, match="fold_rng_over_axis has no realistic size to project at"):
+        probe(fold_rng_over_axis, at_scale=True)

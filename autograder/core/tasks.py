@@ -227,6 +227,16 @@ class Bound:
 
 
 @dataclass(frozen=True)
+class Scale:
+    """A part's case at a realistic size (8 devices, tens of thousands of tokens, thousands of
+    features), and why that size: its program is compiled from shapes alone, never run, and its
+    cost projected on real machines."""
+
+    case: Case
+    why: str
+
+
+@dataclass(frozen=True)
 class Bounds:
     """The bounds one structural part holds a program's signature to (``records.ResourceSignature``):
     FLOPs, peak memory, bytes sent over each set of mesh axes, results held after the call. A
@@ -291,6 +301,8 @@ class Task:
     # What the hidden cases change, told to a student whose visible cases pass (never the cases
     # themselves); empty: what a task of its kind changes (HIDDEN_VARY).
     hidden_vary: str = ""
+    # The size its time is projected at on real machines (core/roofline.py): compiled, never run.
+    at_scale: Scale | None = None
 
     @property
     def max_score(self) -> float:

@@ -7,13 +7,15 @@ the notebook calls ``probe`` and prints the prediction beside what the compiled 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.records import ShardMapSig
-from ..core.tasks import Case
+from ..core.roofline import Projection
+from ..core.tasks import Case, Task
 from ..harness import shard_map as harness
 from ..harness.calls import signature
+from ..trusted import projection
 from ..trusted.inputs import make_inputs
 from ..trusted.measure import execute
 from .self_check import CheckFailed, find_task
@@ -33,22 +35,39 @@ class Probe:
     bytes_per_device: float | None
     flops: float | None
     peak_bytes: int | None
+    # At scale only: its time on each machine, a model's (core/roofline.py), never a measurement.
+    projected: dict[str, Projection] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         inputs = ", ".join(f"{'x'.join(map(str, s))} {d}" for s, d in zip(self.shapes, self.dtypes))
         runs = ", ".join(f"{n} {name}" for name, n in sorted(self.collectives.items())) or "no collectives"
-        return (
+        lines = [
             f"{self.function}({inputs}) on mesh {self.mesh}: runs {runs}; sends {self.bytes_per_device} bytes, "
             f"multiplies {self.flops} FLOPs and needs {self.peak_bytes} bytes at its peak, per device"
-        )
+        ]
+        if self.projected:
+            lines.append("projected (a roofline: peak rates, no latency; compute and memory overlap, links add):")
+        for name, p in self.projected.items():
+            links = " + ".join(f"{axes} {s * 1e3:.3f}" for axes, s in p.links_s.items()) or "0"
+            lines.append(
+                f"  {name}: {p.total_s * 1e3:.3f} ms = max(compute {p.compute_s * 1e3:.3f}, memory "
+                f"{p.memory_s * 1e3:.3f}) + links {links} - hidden {p.hidden_s * 1e3:.3f}"
+            )
+        return "\n".join(lines)
 
 
-def probe(fn: Callable[..., Any], *, task: str | None = None, case: Case | None = None) -> Probe:
+def probe(
+    fn: Callable[..., Any], *, task: str | None = None, case: Case | None = None, at_scale: bool = False
+) -> Probe:
     """Compile ``fn`` as the grader does on its task's first case (or ``case``) and read its HLO.
-    A function that does not compile or run raises ``CheckFailed`` with its own error."""
+    ``at_scale``: at the task's realistic size instead, compiled from shapes alone and never run,
+    with its time projected on real machines. A function that does not compile or run raises
+    ``CheckFailed`` with its own error."""
     assignment, found = find_task(task or str(getattr(fn, "__name__", "")))
     if found.kind != "shard_map":
         raise CheckFailed(f"{found.name} is not a shard_map function: there is no program to probe")
+    if at_scale:
+        return _at_scale(fn, found)
     sig = signature(found, case or found.cases[0], assignment.name)
     assert sig["kind"] == "shard_map"
     try:
@@ -66,6 +85,19 @@ def probe(fn: Callable[..., Any], *, task: str | None = None, case: Case | None 
         spent["flops"],
         spent["peak"],
     )
+
+
+def _at_scale(fn: Callable[..., Any], task: Task) -> Probe:
+    if task.at_scale is None:
+        raise CheckFailed(f"{task.name} has no realistic size to project at")
+    try:
+        scaled = projection.at_scale(fn, task)
+    except Exception as err:
+        raise CheckFailed(f"{task.name} does not compile at scale: {type(err).__name__}: {str(err)[:200]}") from None
+    cost, sig = scaled.cost, harness.signature(task, task.at_scale.case)
+    collectives = {name: n for name, n in scaled.collectives.items() if n}
+    sent = sum(cost.traffic.values())
+    return Probe(task.name, sig["mesh"], *_inputs(sig), collectives, sent, cost.flops, cost.peak, scaled.everywhere())
 
 
 def _inputs(sig: ShardMapSig) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]:

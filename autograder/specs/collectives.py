@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.tasks import FEATURES, REPLICATED, STACKED, Assignment, Bound, Bounds, Case, Input, Task
+from ..core.tasks import FEATURES, REPLICATED, STACKED, Assignment, Bound, Bounds, Case, Input, Scale, Task
 
 RINGS = frozenset({"ppermute"})
 EXACT = {"float32": (0.0, 0.0), "bfloat16": (0.0, 0.0), "int32": (0.0, 0.0)}
@@ -34,6 +34,15 @@ def _ring_bounds(why: str) -> dict[str, Bounds]:
     past it, it sends whole arrays where a ring sends blocks, another algorithm. Their memory is
     their inputs and outputs, the same for every algorithm at these sizes, so it is not bounded."""
     return {"technique": Bounds(traffic=Bound(3.0, why)), "communication": Bounds(traffic=Bound(1.0, why))}
+
+
+# At scale: a 32k-token sequence of 4096-wide bfloat16 activations over 8 devices, 4096 tokens a
+# device (a long-context transformer's sequence-parallel block); a ring's cost is its bytes.
+TOKENS, WIDTH = 32768, 4096
+
+
+def _at_scale(shape: tuple[int, ...], why: str) -> Scale:
+    return Scale(Case("8:i", "i", (shape,), "bfloat16"), why)
 
 
 def _spec(*entries: Any) -> dict[str, list[Any]]:
@@ -72,6 +81,7 @@ ASSIGNMENT = Assignment(
             points=RING_POINTS,
             bounds=_ring_bounds("a ring all-gather passes one block to its neighbour at each of its N - 1 steps"),
             cases=_ring_cases((2, 3), (3, 4)),
+            at_scale=_at_scale((TOKENS // 8, WIDTH), "each device's 4096 tokens of a 32k sequence, gathered whole"),
             inputs=(Input(STACKED),),
             tolerance=EXACT,
             allowed=RINGS,
@@ -86,6 +96,9 @@ ASSIGNMENT = Assignment(
                 "a ring reduce-scatter passes one block's partial sum to its neighbour at each of its N - 1 steps"
             ),
             cases=_ring_cases((16, 3), (8, 2)),
+            at_scale=_at_scale(
+                (TOKENS, WIDTH), "a 32k sequence's partial sums on each device, each keeping its 4096 tokens"
+            ),
             inputs=(Input(STACKED, "small_int"),),
             tolerance=EXACT,
             allowed=RINGS,
@@ -100,6 +113,9 @@ ASSIGNMENT = Assignment(
                 "a ring all-reduce is a ring reduce-scatter then a ring all-gather: 2 (N - 1) sends of a block"
             ),
             cases=_ring_cases((8, 5), (4, 3)),
+            at_scale=_at_scale(
+                (WIDTH, WIDTH), "the gradient of one 4096 x 4096 weight, summed over 8 data-parallel devices"
+            ),
             inputs=(Input(STACKED, "small_int"),),
             tolerance=EXACT,
             allowed=RINGS,
@@ -115,6 +131,7 @@ ASSIGNMENT = Assignment(
                 Case("8:i", "i", ((4, 8),), "float32"),
                 Case("2x4:x,y", "y", ((3, 5),), "float32"),
             ),
+            at_scale=_at_scale((TOKENS, WIDTH // 8), "a 32k sequence whose 4096 features are split over 8 devices"),
             inputs=(Input(FEATURES),),
             tolerance={"float32": (1e-5, 1e-5), "bfloat16": (2e-2, 2e-2)},
             allowed=frozenset({"psum"}),

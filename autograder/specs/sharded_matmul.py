@@ -9,7 +9,7 @@ with the instructor, in ``solutions/sharded_matmul.py`` (its ``TARGETS``).
 
 from __future__ import annotations
 
-from ..core.tasks import REPLICATED, Assignment, Bound, Bounds, Case, Input, Layout, Task
+from ..core.tasks import REPLICATED, Assignment, Bound, Bounds, Case, Input, Layout, Scale, Task
 from .given.sharded_matmul import COLS, ROWS, VISIBLE, matmul_cases
 
 FLOAT32 = (1e-5, 1e-5)
@@ -55,6 +55,12 @@ PLANS_SENT = {
 }
 
 
+# At scale: an MLP's up-projection of a 32k-token sequence, 4096 features to 16384, in bfloat16 on
+# 8 devices: big enough that the bytes a plan moves weigh against its FLOPs on every machine.
+SCALE = ("8:i", "i", 32768, 4096, 16384, "bfloat16")
+SCALE_WHY = "an MLP's up-projection of a 32k-token sequence (4096 -> 16384), bfloat16"
+
+
 def _matmul_task(name: str, a: Layout, b: Layout, c: Layout, collective: str, ring: bool = False) -> Task:
     """A graded matmul: its layouts and the one collective it must use; a ``ring`` must also
     send each step to a neighbour, with a partial matmul per step that waits only for the blocks
@@ -66,6 +72,7 @@ def _matmul_task(name: str, a: Layout, b: Layout, c: Layout, collective: str, ri
         points=RING_POINTS if ring else PLAIN_POINTS,
         bounds=_plan_bounds(PLANS_SENT[collective], ring),
         cases=matmul_cases(a, b, VISIBLE),
+        at_scale=Scale(matmul_cases(a, b, (SCALE,))[0], SCALE_WHY),
         inputs=(Input(a), Input(b)),
         out_layout=c,
         tolerance=TOLERANCE,
@@ -86,6 +93,7 @@ def _choice_task(name: str, a: Layout, b: Layout) -> Task:
         # The plans multiply different shares of the product, so FLOPs choose no plan; the bytes do.
         bounds={"communication": Bounds(traffic=Bound(1.0, "the cheaper plan for these sizes sends the least"))},
         cases=matmul_cases(a, b, VISIBLE),
+        at_scale=Scale(matmul_cases(a, b, (SCALE,))[0], SCALE_WHY),
         inputs=(Input(a), Input(b)),
         out_layout=REPLICATED,
         tolerance=TOLERANCE,

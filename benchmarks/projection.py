@@ -1,0 +1,111 @@
+"""Each part's program at a realistic size, projected on real machines (issue 43), and what that
+costs the grader: the reference's program at its ``at_scale`` case, exported as a sandbox would
+and compiled as the trusted side would (from shapes alone: nothing that size is allocated),
+beside the time one submission's grading takes now.
+
+    .venv/bin/python benchmarks/projection.py [--repeats 3]
+
+Prints, per part: its size and why, the export and compile seconds (medians), its peak per device,
+FLOPs, bytes per mesh axis and the share of them that may hide under compute; then each machine's
+projected time with compute, memory and links apart. Last, per assignment, the at-scale export and
+compile of all its parts against the median grading of one reference submission (the process
+sandbox, references warm), and their ratio: what the projection would add to a class's grading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from autograder.mesh import use_cpu_devices  # noqa: E402
+
+use_cpu_devices(8)  # as the trusted worker has it, before anything starts JAX
+
+from autograder.core.course import Course  # noqa: E402
+from autograder.core.machines import MACHINES  # noqa: E402
+from autograder.grading.grader import grader_for  # noqa: E402
+from autograder.grading.sandbox import ProcessSandbox  # noqa: E402
+from autograder.harness import shard_map  # noqa: E402
+from autograder.specs import get  # noqa: E402
+from autograder.trusted.projection import at_scale  # noqa: E402
+from tests.helpers.course import copy_course, solved_notebook, write_submission  # noqa: E402
+
+ASSIGNMENTS = ("01_collectives", "02_sharded_matmul")
+MIB = 2**20
+
+
+def export_seconds(fn, task) -> float:
+    """What the sandbox would spend exporting the part at scale (tracing and lowering only)."""
+    start = time.perf_counter()
+    shard_map.export(fn, shard_map.signature(task, task.at_scale.case))
+    return time.perf_counter() - start
+
+
+def part(assignment: str, task, repeats: int) -> float:
+    """Print one part's projection; the seconds its export and compile add to a submission."""
+    fn = Course(REPO).reference(get(assignment), task.name)
+    exports = [export_seconds(fn, task) for _ in range(repeats)]
+    runs = [at_scale(fn, task) for _ in range(repeats)]
+    scaled, compile_s = runs[0], statistics.median(r.compile_seconds for r in runs)
+    cost = scaled.cost
+    traffic = ", ".join(f"{axes} {sent / MIB:,.0f} MiB" for axes, sent in cost.traffic.items())
+    print(f"\n{assignment} {task.name}: {task.at_scale.case.label()}\n  why: {task.at_scale.why}")
+    print(
+        f"  export {statistics.median(exports):.2f} s, compile {compile_s:.2f} s; per device: peak "
+        f"{(cost.peak or 0) / MIB:,.0f} MiB, {cost.flops / 1e9:,.1f} GFLOP, HBM {cost.hbm_bytes / MIB:,.0f} MiB, "
+        f"sends {traffic}; may hide {cost.overlap:.0%} of it"
+    )
+    for name, p in scaled.everywhere().items():
+        links = ", ".join(f"{axes} {s * 1e3:.3f}" for axes, s in p.links_s.items())
+        print(
+            f"    {name:<32} {p.total_s * 1e3:8.3f} ms = max(compute {p.compute_s * 1e3:.3f}, memory "
+            f"{p.memory_s * 1e3:.3f}) + links ({links}) - hidden {p.hidden_s * 1e3:.3f}"
+            + ("" if p.fits else "  (its peak does not fit one chip)")
+        )
+    return statistics.median(exports) + compile_s
+
+
+def grading_seconds(assignment: str, repeats: int) -> float:
+    """The median grading of one reference submission, its references computed beforehand."""
+    with tempfile.TemporaryDirectory() as tmp:
+        course = copy_course(Path(tmp) / "course")
+        notebook = write_submission(
+            Path(tmp) / "submitted", "ref", solved_notebook(course, assignment=assignment), assignment
+        )
+        grader = grader_for(assignment, course, sandbox=ProcessSandbox())
+        grader.grade("ref", notebook)  # references and the compile caches, once
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            report = grader.grade("ref", notebook)
+            times.append(time.perf_counter() - start)
+            assert report.score == report.max_score, report.message
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    print("machines:")
+    for m in MACHINES.values():
+        print(f"  {m.name}: {m.source}; {m.within_host.name}: {m.within_host.source}")
+    added = {a: sum(part(a, t, args.repeats) for t in get(a).tasks if t.at_scale is not None) for a in ASSIGNMENTS}
+    print()
+    for assignment, seconds in added.items():
+        graded = grading_seconds(assignment, args.repeats)
+        print(
+            f"{assignment}: at scale, export and compile {seconds:.2f} s per submission; grading one "
+            f"submission now {graded:.1f} s (median); the projection would add {seconds / graded:.1%}"
+        )
+
+
+if __name__ == "__main__":
+    main()

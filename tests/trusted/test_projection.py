@@ -1,0 +1,72 @@
+"""Each part's program at a realistic size, compiled from shapes alone and projected on real
+machines: the references' costs equal their closed forms, and a program that sends more, or
+hides nothing of its ring, projects slower than the reference on the machines it runs on."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from autograder.core.course import Course
+from autograder.core.machines import MACHINES
+from autograder.specs import get
+from autograder.trusted.projection import at_scale
+
+from ..helpers.course import REPO
+from ..helpers.submissions import wrong_submission
+
+CHECKOUT = Course(REPO)
+SCALED = [(a, t) for a in ("01_collectives", "02_sharded_matmul") for t in get(a).tasks if t.at_scale is not None]
+BLOCK = 4096 * 4096 * 2  # one device's 4096 tokens of 4096 bfloat16 features
+
+
+def _reference(assignment: str, task: str):
+    return CHECKOUT.reference(get(assignment), task)
+
+
+def _submitted(assignment: str, wrong: str, task: str):
+    namespace = {"jax": jax, "jnp": jnp}
+    exec(wrong_submission(assignment, wrong).functions[task], namespace)
+    return namespace[task]
+
+
+@pytest.mark.parametrize("assignment, task", SCALED, ids=lambda x: getattr(x, "name", x))
+def test_every_part_compiles_at_scale_and_fits_one_chip(assignment, task):
+    scaled = at_scale(_reference(assignment, task.name), task)
+    assert scaled.cost.peak is not None and 0 < scaled.cost.peak < MACHINES["8 x H100 SXM"].hbm_bytes
+    assert sum(scaled.cost.traffic.values()) > 0
+    assert all(p.total_s > 0 for p in scaled.everywhere().values())
+
+
+def test_a_ring_all_gather_at_scale_sends_its_closed_form():
+    task = get("01_collectives").task("ring_all_gather")
+    scaled = at_scale(_reference("01_collectives", task.name), task)
+    assert scaled.cost.traffic == {"i": 7 * BLOCK}
+    assert scaled.on("8 x H100 SXM").links_s["i"] == pytest.approx(7 * BLOCK / 450e9)
+
+
+def test_a_ring_that_sends_its_whole_buffer_projects_eight_times_the_links_time():
+    task = get("01_collectives").task("ring_all_gather")
+    honest = at_scale(_reference("01_collectives", task.name), task)
+    wasteful = at_scale(_submitted("01_collectives", "ring_all_gather_sends_everything", task.name), task)
+    for machine in MACHINES:
+        ratio = wasteful.on(machine).links_s["i"] / honest.on(machine).links_s["i"]
+        assert ratio == pytest.approx(8.0), machine
+
+
+def test_a_collective_matmul_that_gathers_first_hides_nothing_and_projects_slower():
+    task = get("02_sharded_matmul").task("collective_matmul_allgather")
+    ring = at_scale(_reference("02_sharded_matmul", task.name), task)
+    gathers = at_scale(_submitted("02_sharded_matmul", "collective_matmul_gathers_first", task.name), task)
+    assert ring.cost.traffic == gathers.cost.traffic and ring.cost.flops == gathers.cost.flops
+    assert ring.cost.overlap > 0.8 and gathers.cost.overlap == 0.0
+    for machine in MACHINES:
+        assert ring.on(machine).total_s < gathers.on(machine).total_s, machine
+        assert gathers.on(machine).hidden_s == 0.0 < ring.on(machine).hidden_s
+
+
+def test_a_part_with_no_case_at_scale_is_refused():
+    task = get("01_collectives").task("fold_rng_over_axis")
+    with pytest.raises(ValueError, match="fold_rng_over_axis has no case at scale"):
+        at_scale(_reference("01_collectives", task.name), task)
