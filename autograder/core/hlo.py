@@ -119,6 +119,9 @@ class Census:
     # (their ring algorithms send to neighbours).
     link_values_per_device: float | None = 0
     farthest_hops: int = 0  # the most links one collective-permute pair crosses
+    # Each collective-permute's source-target pairs, as often as it runs, in the module's order
+    # (a ring's steps), the first PERMUTES_KEPT of them: what a picture of the ring draws.
+    permutes: list[list[tuple[int, int]]] = field(default_factory=list)
     # Given the mesh's axis names: the axes each collective spans ("data", "data,model"), and how
     # often each kind runs across them; "" for one that spans no axis (a group of one device).
     by_axes: dict[str, Counter[str]] = field(default_factory=dict)
@@ -135,6 +138,7 @@ class Census:
             "link_values_per_device": self.link_values_per_device,
             "farthest_hops": self.farthest_hops,
             "by_axes": {axes: dict(counts) for axes, counts in self.by_axes.items()},
+            "permutes": [[[s, t] for s, t in pairs] for pairs in self.permutes],
         }
 
 
@@ -170,6 +174,8 @@ def hlo_census(
             if op == "collective-permute":
                 hops = _farthest_hops(ins.attrs, shape)
                 census.farthest_hops = max(census.farthest_hops, hops)
+                kept = PERMUTES_KEPT - len(census.permutes)
+                census.permutes += [permute_pairs(ins.attrs)] * max(0, min(times, kept))
             for elements, itemsize in _result_arrays(ins):
                 values += fraction * elements
                 nbytes += fraction * elements * itemsize
@@ -187,14 +193,21 @@ def hlo_census(
     return census
 
 
+PERMUTES_KEPT = 64  # steps a ring's picture draws at most
+
+
+def permute_pairs(attrs: str) -> list[tuple[int, int]]:
+    """A collective-permute's (source, target) device pairs."""
+    match = _PAIRS_RE.search(attrs)
+    return [(int(s), int(t)) for s, t in re.findall(r"\{(\d+),(\d+)\}", match.group(1))] if match else []
+
+
 def _farthest_hops(attrs: str, mesh_shape: tuple[int, ...]) -> int:
     """The most links any source-target pair of a collective-permute crosses on a torus shaped
     like the mesh: per axis, the shorter way round its ring."""
-    match = _PAIRS_RE.search(attrs)
-    if not match:
+    if not _PAIRS_RE.search(attrs):
         return 1
-    pairs = [tuple(map(int, p)) for p in re.findall(r"\{(\d+),(\d+)\}", match.group(1))]
-    return max((torus_hops(s, t, mesh_shape) for s, t in pairs), default=0)
+    return max((torus_hops(s, t, mesh_shape) for s, t in permute_pairs(attrs)), default=0)
 
 
 def torus_hops(source: int, target: int, mesh_shape: tuple[int, ...]) -> int:

@@ -110,6 +110,7 @@ class Census(TypedDict, total=False):
     farthest_hops: int  # the most links one collective-permute pair crosses
     asked: dict[str, int]  # train_step: collectives the lowered program asks for (HLO spelling)
     by_axes: dict[str, dict[str, int]]  # mesh axes a collective spans ("data", "data,model") -> counts
+    permutes: list[list[list[int]]]  # each collective-permute's [source, target] pairs, as it runs
 
 
 class TrafficFigure(TypedDict):
@@ -153,8 +154,19 @@ class MemoryFigure(TypedDict):
     case: str
 
 
+class RingFigure(TypedDict):
+    """What every device sends at each step of a ring, from its compiled collective-permutes:
+    steps across, devices down; ``far`` the [step, source, target] sends past a neighbour."""
+
+    kind: Literal["ring"]
+    devices: int
+    steps: list[list[list[int]]]
+    far: list[list[int]]
+    case: str
+
+
 # A picture for a student's feedback, made on the trusted side, drawn by grading/figures.py.
-Figure = TrafficFigure | ShardingFigure | OverlapFigure | MemoryFigure
+Figure = TrafficFigure | ShardingFigure | OverlapFigure | MemoryFigure | RingFigure
 
 
 class Measurement(TypedDict, total=False):

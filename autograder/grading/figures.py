@@ -14,7 +14,7 @@ from math import prod
 from typing import Any
 
 from ..core import pspec
-from ..core.records import Figure, MemoryFigure, OverlapFigure, ShardingFigure, TrafficFigure
+from ..core.records import Figure, MemoryFigure, OverlapFigure, RingFigure, ShardingFigure, TrafficFigure
 
 Spec = list[Any]  # a PartitionSpec as JSON: entries None, "x" or ["x", "y"]
 BAR_WIDTH = 320
@@ -32,6 +32,8 @@ def svg(figure: Figure) -> str:
         return _overlap(figure)
     if figure["kind"] == "memory":
         return _memory(figure)
+    if figure["kind"] == "ring":
+        return _ring(figure)
     return ""
 
 
@@ -112,6 +114,59 @@ def _overlap(figure: OverlapFigure) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width, 480)}" height="110" role="img" '
         f'aria-label="{title}"><title>{title}</title>'
         f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text>{ticks}{"".join(cells)}</svg>'
+    )
+
+
+# ---------------------------------------------------------------- a ring, step by step
+
+STEP, ROW, LEFT = 44, 22, 70
+NEIGHBOUR, FAR = "#57606a", "#cf222e"
+
+
+def _ring(figure: RingFigure) -> str:
+    """Steps across, devices down: at each step an arrow from each sending device to the one it
+    sends to; an arrow past a neighbour is red, with its step and devices in its title."""
+    devices, steps = int(figure["devices"]), figure["steps"]
+    far = {(int(i), int(s), int(t)) for i, s, t in figure["far"]}
+    top = 44
+
+    def y(device: int) -> int:
+        return top + ROW * device + ROW // 2
+
+    rows = "".join(
+        f'<text x="0" y="{y(d) + 4}" font-size="11">device {d}</text>'
+        f'<line x1="{LEFT}" y1="{y(d)}" x2="{LEFT + STEP * len(steps)}" y2="{y(d)}" stroke="#d0d7de"/>'
+        for d in range(devices)
+    )
+    ticks = "".join(
+        f'<text x="{LEFT + STEP * i + STEP // 2}" y="{top - 6}" font-size="11" text-anchor="middle">{i + 1}</text>'
+        for i in range(len(steps))
+    )
+    arrows = []
+    for i, pairs in enumerate(steps):
+        for s, t in pairs:
+            wrong = (i, int(s), int(t)) in far
+            colour, cls = (FAR, "far") if wrong else (NEIGHBOUR, "near")
+            said = escape(f"step {i + 1}: device {s} sends to device {t}" + (", past its neighbours" if wrong else ""))
+            arrows.append(
+                f'<line class="{cls}" x1="{LEFT + STEP * i + 6}" y1="{y(int(s))}" x2="{LEFT + STEP * (i + 1) - 8}" '
+                f'y2="{y(int(t))}" stroke="{colour}" stroke-width="{2.5 if wrong else 1.2}" '
+                f'marker-end="url(#{cls})"><title>{said}</title></line>'
+            )
+    markers = "".join(
+        f'<marker id="{cls}" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="6" markerHeight="6" '
+        f'orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="{colour}"/></marker>'
+        for cls, colour in (("near", NEIGHBOUR), ("far", FAR))
+    )
+    title = escape(f"what each device sends at each step, on {figure.get('case', 'this case')}")
+    note = f"{len(far)} sends past a neighbour, in red" if far else "every send goes to a neighbour"
+    height = top + ROW * devices + 24
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(LEFT + STEP * len(steps) + 10, 480)}" '
+        f'height="{height}" role="img" aria-label="{title}"><title>{title}</title><defs>{markers}</defs>'
+        f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text>'
+        f'<text x="0" y="{top - 6}" font-size="11">step</text>{ticks}{rows}{"".join(arrows)}'
+        f'<text x="0" y="{height - 6}" font-size="11">{escape(note)}</text></svg>'
     )
 
 

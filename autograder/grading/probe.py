@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any
 
-from ..core.records import ShardMapSig
+from ..core.records import RingFigure, ShardMapSig
 from ..core.roofline import Projection
 from ..core.tasks import Case, Task
 from ..harness import shard_map as harness
 from ..harness.calls import signature
 from ..trusted import projection
+from ..trusted.explain import ring_figure
 from ..trusted.inputs import make_inputs
 from ..trusted.measure import execute
+from . import figures
 from .self_check import CheckFailed, find_task
 
 
@@ -37,6 +40,12 @@ class Probe:
     peak_bytes: int | None
     # At scale only: its time on each machine, a model's (core/roofline.py), never a measurement.
     projected: dict[str, Projection] = field(default_factory=dict)
+    # A program that passes blocks round: what each device sends at each step, as a picture.
+    ring: RingFigure | None = None
+
+    def _repr_html_(self) -> str:
+        """In a notebook: the text, and the ring's picture where the program has one."""
+        return f"<pre>{escape(repr(self))}</pre>" + (figures.svg(self.ring) if self.ring else "")
 
     def __repr__(self) -> str:
         inputs = ", ".join(f"{'x'.join(map(str, s))} {d}" for s, d in zip(self.shapes, self.dtypes))
@@ -84,6 +93,7 @@ def probe(
         census.get("program_bytes"),
         spent["flops"],
         spent["peak"],
+        ring=ring_figure(case or found.cases[0], census),
     )
 
 

@@ -29,7 +29,7 @@ from ..trusted import reference as records
 from ..trusted.jobs import Measured
 from ..trusted.judges import JUDGES, score_task
 from ..untrusted.runner import run_test
-from . import expected, signature_view
+from . import expected, figures, signature_view
 from .grader import DEFAULT_TEST_TIMEOUT, DEFAULT_TIMEOUT, NoReferences, provider_for
 from .notebooks import NotebookError, assignment_of, read
 from .plan import PlannedTest, plan
@@ -82,7 +82,9 @@ class CheckResult:
             for t in self.tests
         )
         signatures = "".join(signature_view.to_html(table) for _, table in signature_view.tables(self.tests))
-        return f"<table><tr><th>test</th><th>points</th><th>status</th><th>reason</th></tr>{rows}</table>{signatures}"
+        pictures = "".join(figures.svg(t.figure) for t in self.tests if t.figure and t.visibility == "visible")
+        head = "<tr><th>test</th><th>points</th><th>status</th><th>reason</th></tr>"
+        return f"<table>{head}{rows}</table>{signatures}{pictures}"
 
 
 def find_task(name: str) -> tuple[Assignment, Task]:

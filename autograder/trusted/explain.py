@@ -8,12 +8,15 @@ from __future__ import annotations
 import math
 
 from ..core.dataflow import overlap_problem
+from ..core.hlo import torus_hops
 from ..core.records import (
     ArrayMeasurement,
+    Census,
     Figure,
     MemoryFigure,
     OverlapFigure,
     ResourceSignature,
+    RingFigure,
     SignatureRow,
     SignatureTable,
     TrafficFigure,
@@ -66,16 +69,17 @@ def figure(task: Task, part: str, visible: ArrayMeasured, correct: ArrayMeasured
     shown = [(c, m) for c, m in correct if not c.hidden]
     if part == TECHNIQUE:
         hops = next(((c, m) for c, m in shown if skips_neighbours(task, m["census"])), None)
-        if hops:
-            census = hops[1]["census"]
-            return _traffic_figure(
+        if hops:  # the ring as it runs, its sends past a neighbour in red
+            return ring_figure(hops[0], hops[1]["census"]) or _traffic_figure(
                 "value-hops",
-                census["link_values_per_device"],
-                census["values_per_device"],
+                hops[1]["census"]["link_values_per_device"],
+                hops[1]["census"]["values_per_device"],
                 hops[1]["reference_census"].get("link_values_per_device"),
                 hops[0],
             )
-        return _overlap_figure(shown) if task.overlapped else None
+        if task.overlapped:
+            return _overlap_figure(shown)
+        return ring_figure(shown[0][0], shown[0][1]["census"]) if task.neighbours_only and shown else None
     if part == "memory":
         return _memory_figure(task, shown)
     if part != "communication" or not shown:
@@ -100,6 +104,17 @@ def _traffic_figure(
         "reference": reference,
         "case": case.label(),
     }
+
+
+def ring_figure(case: Case, census: Census) -> RingFigure | None:
+    """What each device sends at each step of ``case``'s program, from its collective-permutes,
+    with the sends that pass a neighbour on the torus of the case's mesh; None without a permute."""
+    steps = census.get("permutes", [])
+    if not steps:
+        return None
+    shape = case.mesh_spec.shape
+    far = [[i, s, t] for i, pairs in enumerate(steps) for s, t in pairs if torus_hops(s, t, shape) > 1]
+    return {"kind": "ring", "devices": math.prod(shape), "steps": steps, "far": far, "case": case.label()}
 
 
 def _overlap_figure(shown: ArrayMeasured) -> OverlapFigure | None:

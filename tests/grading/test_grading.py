@@ -125,7 +125,8 @@ def test_wrong_submission_loses_exactly_its_points(
 
 
 def _pictures_explain_the_failures(report) -> None:
-    """Traffic over the minimum comes with its bar chart; a wrong output sharding with both layouts;
+    """Traffic over the minimum comes with its bar chart; a ring that sends past its neighbours
+    with its steps drawn; a wrong output sharding with both layouts;
     matmuls that wait for every transfer with the steps they could have started in; state held
     beyond its share with each leaf's bytes against its share."""
     for test in report.tests:
@@ -139,5 +140,7 @@ def _pictures_explain_the_failures(report) -> None:
         if test.name.endswith(": memory") and test.message.startswith("mesh"):
             assert test.figure and test.figure["kind"] == "memory", test
             assert any(held > share for _, held, share in test.figure["leaves"]), test
+        if "sends to devices that are not its neighbours" in test.message:  # the ring, its far sends in red
+            assert test.figure and test.figure["kind"] == "ring" and test.figure["far"], test
         if test.name.endswith(": values") and "output sharding" in test.message:
             assert test.figure and test.figure["kind"] == "sharding", test

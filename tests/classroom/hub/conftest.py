@@ -28,7 +28,7 @@ from ...helpers.images import chromium_or_skip
 from ...helpers.net import free_port
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # down once this folder's tests are done, not kept through the rest of the suite
 def hub(tmp_path_factory, course, client, cpu_image):
     checkout = class_course(Course(course.root), TEST_LIMITS + CLASS_RULES)
     base = tmp_path_factory.mktemp("hub")
