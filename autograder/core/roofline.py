@@ -24,7 +24,7 @@ class Cost:
     """A program's resource signature as the model reads it, per device."""
 
     flops: float
-    hbm_bytes: float  # bytes read and written in HBM
+    hbm_bytes: float  # bytes read and written in HBM (buffer_traffic)
     traffic: dict[str, float] = field(default_factory=dict)  # bytes sent over each set of mesh axes
     peak: int | None = None  # bytes at the program's peak
     overlap: float = 0.0  # the share of the communication that may run under compute (0 to 1)
@@ -89,16 +89,27 @@ def crosses_hosts(mesh: dict[str, int], axes: list[str], per_host: int) -> bool:
 
 def cost_of(lowered: Any, compiled: Any, mesh: Any, overlap: float = 0.0) -> Cost:
     """A compiled program's cost on one device, read as the grader reads a submission's: FLOPs
-    from its HLO, bytes per set of axes from its census, HBM traffic from XLA's cost analysis."""
+    from its HLO, bytes per set of axes from its census, memory traffic from its buffers."""
     hlo = compiled.as_text()
     census = hlo_census(hlo, tuple(mesh.devices.shape), tuple(mesh.axis_names))
     traffic = program_bytes_by_axes(census, stablehlo_itemsizes(lowered.as_text()))
     flops = program_flops(hlo)
     if traffic is None or flops is None:
         raise ValueError("a loop of unknown length: its cost cannot be projected")
-    analysis = compiled.cost_analysis()
-    analysis = analysis[0] if isinstance(analysis, list) else analysis
-    return Cost(flops, float(analysis.get("bytes accessed", 0.0)), traffic, peak_bytes(compiled), overlap)
+    return Cost(flops, buffer_traffic(compiled), traffic, peak_bytes(compiled), overlap)
+
+
+def buffer_traffic(compiled: Any) -> float:
+    """The bytes a program moves through memory, by its buffers: its arguments read once, its
+    results written once, each temporary written once and read once (XLA's buffer assignment).
+    Not XLA:CPU's count of the bytes each instruction touches, which holds the CPU's own copies
+    and bfloat16 widened to float32: what a GPU would not move."""
+    stats = compiled.memory_analysis()
+    if stats is None:
+        analysis = compiled.cost_analysis()
+        analysis = analysis[0] if isinstance(analysis, list) else analysis
+        return float(analysis.get("bytes accessed", 0.0))
+    return float(stats.argument_size_in_bytes + stats.output_size_in_bytes + 2 * stats.temp_size_in_bytes)
 
 
 def peak_bytes(compiled: Any) -> int | None:
