@@ -8,7 +8,7 @@ steps send and hold is the instructor's too: both live in ``solutions/fsdp_tenso
 
 from __future__ import annotations
 
-from ..core.tasks import REPLICATED, Assignment, Bound, Bounds, Case, Input, Step, Task
+from ..core.tasks import REPLICATED, Assignment, Bound, Bounds, Case, Input, Scale, Step, Task
 from .given.fsdp_tensor_parallel import (
     COLS,
     FSDP_LAYOUTS,
@@ -108,6 +108,10 @@ ASSIGNMENT = Assignment(
                 "communication": Bounds(traffic=Bound(1.0, MEGATRON_SENT)),
             },
             cases=megatron_cases((("8:model", 8, 16, 64, "float32"), ("2x4:data,model", 4, 8, 32, "float32"))),
+            at_scale=Scale(
+                megatron_cases((("8:model", 8192, 4096, 16384, "bfloat16"),))[0],
+                "a 4096-wide MLP of 16384 on a batch of 8192 tokens, its weights split 8 ways",
+            ),
             inputs=(Input(REPLICATED), Input(COLS), Input(ROWS)),
             out_layout=REPLICATED,
             tolerance=ACTIVATIONS_TOLERANCE,

@@ -10,7 +10,7 @@ a device holds after the step and the planner's answers are the instructor's: th
 
 from __future__ import annotations
 
-from ..core.tasks import Assignment, Bound, Bounds, Case, Input, Step, Task
+from ..core.tasks import Assignment, Bound, Bounds, Case, Input, Scale, Step, Task
 from .given.transformer_parallel import (
     BLOCK_LAYOUTS,
     GPT,
@@ -123,6 +123,10 @@ ASSIGNMENT = Assignment(
                     ("2x4:x,y", "y", 16, 8, "float32", True),
                 )
             ),
+            at_scale=Scale(
+                attention_cases((("8:i", "i", 32768, 128, "bfloat16", True),))[0],
+                "one causal head of 128 over a 32k-token sequence, 4096 tokens a device",
+            ),
             inputs=(Input(ROWS),) * 3,
             out_layout=ROWS,
             tolerance=ACTIVATIONS_TOLERANCE,
@@ -142,6 +146,10 @@ ASSIGNMENT = Assignment(
                     ("8:i", "i", 16, 8, 32, "float32", True),
                     ("2x4:x,y", "y", 8, 8, 16, "float32", False),
                 )
+            ),
+            at_scale=Scale(
+                block_cases((("8:i", "i", 32768, 4096, 16384, "bfloat16", False),))[0],
+                "a 4096-wide block with a 16384 MLP over a 32k-token sequence, 4096 tokens a device",
             ),
             inputs=tuple(Input(layout) for layout in BLOCK_LAYOUTS),
             out_layout=ROWS,

@@ -17,7 +17,8 @@ from ..helpers.course import REPO
 from ..helpers.submissions import wrong_submission
 
 CHECKOUT = Course(REPO)
-SCALED = [(a, t) for a in ("01_collectives", "02_sharded_matmul") for t in get(a).tasks if t.at_scale is not None]
+ASSIGNMENTS = ("01_collectives", "02_sharded_matmul", "04_fsdp_tensor_parallel", "05_transformer_parallel")
+SCALED = [(a, t) for a in ASSIGNMENTS for t in get(a).tasks if t.at_scale is not None]
 BLOCK = 4096 * 4096 * 2  # one device's 4096 tokens of 4096 bfloat16 features
 
 
@@ -70,3 +71,17 @@ def test_a_part_with_no_case_at_scale_is_refused():
     task = get("01_collectives").task("fold_rng_over_axis")
     with pytest.raises(ValueError, match="fold_rng_over_axis has no case at scale"):
         at_scale(_reference("01_collectives", task.name), task)
+
+
+@pytest.mark.parametrize(
+    "assignment, task, sent",
+    [
+        # K and V blocks of 4096 x 128 bfloat16 passed on at each of 7 steps
+        ("05_transformer_parallel", "ring_attention", 2 * 7 * 4096 * 128 * 2),
+        # one all-reduce of the 8192 x 4096 bfloat16 output: a ring sends 2 (n - 1) / n of it
+        ("04_fsdp_tensor_parallel", "megatron_mlp", 2 * 7 / 8 * 8192 * 4096 * 2),
+    ],
+)
+def test_the_transformer_parts_at_scale_send_their_closed_forms(assignment, task, sent):
+    scaled = at_scale(_reference(assignment, task), get(assignment).task(task))
+    assert sum(scaled.cost.traffic.values()) == sent
