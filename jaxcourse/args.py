@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 
@@ -54,6 +55,11 @@ def broker_url(text: str) -> str:
         return check_url(text)
     except BrokerError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def class_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--class DIR``, the class directory a command works on, as ``args.class_dir``."""
+    parser.add_argument("--class", dest="class_dir", type=Path, help=help)
 
 
 def default(fn: Callable[..., Any], name: str) -> Any:

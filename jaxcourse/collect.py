@@ -11,13 +11,13 @@ from autograder.delivery import collect
 from classroom.classdir import ClassDir
 from classroom.exchange.collect import from_exchange
 
-from .args import Subparsers
+from .args import Subparsers, class_option
 
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("collect", help="collect submissions from the class exchange or an LMS archive")
     p.add_argument("assignment")
-    p.add_argument("--class", dest="class_dir", type=Path, help="the class directory (its exchange and submitted/)")
+    class_option(p, "the class directory (its exchange and submitted/)")
     p.add_argument("--zip", type=Path, help="an LMS's 'download all submissions' archive instead of the exchange")
     p.add_argument(
         "--pattern",

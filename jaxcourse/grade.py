@@ -13,7 +13,7 @@ from autograder.grading import batch
 from classroom.classdir import ClassDir
 from classroom.queue.class_run import on_queue, through_service
 
-from .args import Subparsers, broker_url, default, positive
+from .args import Subparsers, broker_url, class_option, default, positive
 
 
 def register(sub: Subparsers) -> None:
@@ -42,12 +42,7 @@ def register(sub: Subparsers) -> None:
         help="the sandbox's image (default %(default)s, built when missing)",
     )
     grade.add_argument("--force", action="store_true", help="grade again what an earlier run already graded")
-    grade.add_argument(
-        "--class",
-        dest="class_dir",
-        type=Path,
-        help="grade a class: its submitted/, graded/ and gradebook (jaxcourse collect --class first)",
-    )
+    class_option(grade, "grade a class: its submitted/, graded/ and gradebook (jaxcourse collect --class first)")
     grade.add_argument(
         "--broker", type=broker_url, help="grade on the queue's workers (redis://:PASSWORD@HOST:6379/0) instead of here"
     )

@@ -10,7 +10,7 @@ from autograder.engine import images
 from classroom.classdir import ClassDir
 from classroom.hub import deploy, swarm_class, teardown
 
-from .args import Subparsers, default, port
+from .args import Subparsers, class_option, default, port
 
 DEFAULT_CLASS = Path("class")  # under the course checkout
 
@@ -51,9 +51,7 @@ def register(sub: Subparsers) -> None:
     )
     down = actions.add_parser("down", help="stop the class; its state stays in the class directory")
     for action in (up, down):
-        action.add_argument(
-            "--class", dest="class_dir", type=Path, help="the class directory (default: class/ in the course checkout)"
-        )
+        class_option(action, "the class directory (default: class/ in the course checkout)")
     hub.set_defaults(run=run)
 
 

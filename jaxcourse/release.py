@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from autograder.core.course import Course
 from autograder.delivery.release import release, source_assignments
 from classroom.classdir import ClassDir
 
-from .args import Subparsers
+from .args import Subparsers, class_option
 
 
 def register(sub: Subparsers) -> None:
     rel = sub.add_parser("release", help="generate the student version of assignments with nbgrader")
     rel.add_argument("assignment", nargs="?", help="default: every assignment under source/")
-    rel.add_argument(
-        "--class",
-        dest="class_dir",
-        type=Path,
-        help="also release to this class: its gradebook and its exchange, where students fetch it",
-    )
+    class_option(rel, "also release to this class: its gradebook and its exchange, where students fetch it")
     rel.set_defaults(run=run)
 
 

@@ -10,13 +10,13 @@ from autograder.core.course import Course
 from classroom import feedback_release
 from classroom.classdir import ClassDir
 
-from .args import Subparsers
+from .args import Subparsers, class_option
 
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("release-feedback", help="return graded feedback: nbgrader's layout, the exchange, or a zip")
     p.add_argument("assignment")
-    p.add_argument("--class", dest="class_dir", type=Path, help="the class directory: feedback goes to its exchange")
+    class_option(p, "the class directory: feedback goes to its exchange")
     p.add_argument("--zip", type=Path, help="also write every student's feedback into this archive, for an LMS")
     p.set_defaults(run=run)
 

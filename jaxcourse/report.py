@@ -13,19 +13,14 @@ from autograder.grading.batch import results_dir
 from classroom.classdir import ClassDir
 from classroom.hub.class_page import class_view
 
-from .args import Subparsers
+from .args import Subparsers, class_option
 
 
 def register(sub: Subparsers) -> None:
     p = sub.add_parser("report", help="the class at a glance: scores, parts, why points were lost")
     p.add_argument("assignment")
     p.add_argument("--out", type=Path, help="where jaxcourse grade wrote the results (default: the course's)")
-    p.add_argument(
-        "--class",
-        dest="class_dir",
-        type=Path,
-        help="a hub's class directory: its graded/ folder, and submissions over time from its exchange",
-    )
+    class_option(p, "a hub's class directory: its graded/ folder, and submissions over time from its exchange")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of writing the page")
     p.set_defaults(run=run)
 

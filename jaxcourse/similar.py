@@ -18,7 +18,7 @@ from autograder.grading.batch import results_dir
 from autograder.grading.class_report import read_reports
 from classroom.classdir import ClassDir
 
-from .args import Subparsers, share
+from .args import Subparsers, class_option, share
 
 
 def register(sub: Subparsers) -> None:
@@ -26,7 +26,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("assignment")
     p.add_argument("--out", type=Path, help="where jaxcourse grade wrote the results (default: the course's)")
     p.add_argument("--submissions", type=Path, help="the notebooks, to show each pair's cells (default: the course's)")
-    p.add_argument("--class", dest="class_dir", type=Path, help="a class directory (its graded/ and submitted/)")
+    class_option(p, "a class directory (its graded/ and submitted/)")
     p.add_argument(
         "--threshold",
         type=share,

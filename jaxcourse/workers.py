@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from autograder.core.course import Course
 from autograder.engine import images
 from classroom.hub import deploy, swarm_queue
 
-from .args import Subparsers
+from .args import Subparsers, class_option
 from .hub import class_dir
 
 
@@ -18,9 +17,7 @@ def register(sub: Subparsers) -> None:
     actions = workers.add_subparsers(dest="action", required=True)
     scale = actions.add_parser("scale", help="run N workers, on the nodes labelled jaxcourse.grade=yes")
     scale.add_argument("replicas", type=int, metavar="N", help="how many workers (0 stops them all)")
-    scale.add_argument(
-        "--class", dest="class_dir", type=Path, help="the class directory (default: class/ in the course checkout)"
-    )
+    class_option(scale, "the class directory (default: class/ in the course checkout)")
     workers.set_defaults(run=run)
 
 

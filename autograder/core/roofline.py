@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .flops import program_flops
-from .hlo import hlo_census, program_bytes_by_axes, stablehlo_itemsizes
+from .hlo import Census, hlo_census, program_bytes_by_axes, stablehlo_itemsizes
 from .machines import Link, Machine
 
 
@@ -87,11 +87,12 @@ def crosses_hosts(mesh: dict[str, int], axes: list[str], per_host: int) -> bool:
     return bool((groups != groups[:, :1]).any())
 
 
-def cost_of(lowered: Any, compiled: Any, mesh: Any, overlap: float = 0.0) -> Cost:
+def cost_of(lowered: Any, compiled: Any, mesh: Any, overlap: float = 0.0, census: Census | None = None) -> Cost:
     """A compiled program's cost on one device, read as the grader reads a submission's: FLOPs
-    from its HLO, bytes per set of axes from its census, memory traffic from its buffers."""
+    from its HLO, bytes per set of axes from its census (taken here unless given), memory
+    traffic from its buffers."""
     hlo = compiled.as_text()
-    census = hlo_census(hlo, tuple(mesh.devices.shape), tuple(mesh.axis_names))
+    census = census or hlo_census(hlo, tuple(mesh.devices.shape), tuple(mesh.axis_names))
     traffic = program_bytes_by_axes(census, stablehlo_itemsizes(lowered.as_text()))
     flops = program_flops(hlo)
     if traffic is None or flops is None:

@@ -52,8 +52,8 @@ def at_scale(fn: Callable[..., Any], task: Task) -> AtScale:
         lowered = wrapped.lower(*structs)
         compiled = lowered.compile(compiler_options(mesh))
     seconds = time.perf_counter() - start
-    cost = cost_of(lowered, compiled, mesh, overlap_share(lowered.as_text()))
     census = hlo_census(compiled.as_text() or "", tuple(mesh.devices.shape), tuple(mesh.axis_names))
+    cost = cost_of(lowered, compiled, mesh, overlap_share(lowered.as_text()), census)
     return AtScale(task.name, cost, dict(zip(mesh.axis_names, mesh.devices.shape)), dict(census.counts), seconds)
 
 

@@ -26,6 +26,7 @@ from autograder.grading.batch import results_dir
 from autograder.grading.grader import grader_for
 from autograder.grading.recorder import Recorder
 from autograder.grading.report import Report
+from autograder.grading.submissions import timestamp as submitted_at
 from classroom import environment
 
 from .class_run import job_seconds
@@ -68,8 +69,7 @@ class GradedByTheService(Preprocessor):
         self.log.info("%s/%s: asked of the class's grading service (job %s)", student, assignment, job["id"][:12])
         report = next(inbox.answers([job["id"]], job_seconds(course)))[1]
         if (report.student, report.assignment) == (student, assignment):  # else it graded nothing of hers
-            stamp = course.nbgrader_root / "submitted" / student / assignment / "timestamp.txt"
-            timestamp = stamp.read_text().strip() if stamp.is_file() else None
+            timestamp = submitted_at(course.nbgrader_root / "submitted" / student / assignment / "timestamp.txt")
             notebook = Path(grader.assignment.notebook).stem
             Recorder(course.nbgrader_root, results_dir(course, assignment), notebook).record(report, timestamp)
         return report
