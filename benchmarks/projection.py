@@ -1,17 +1,17 @@
 """Each part's program at a realistic size, projected on real machines (issue 43), and what that
 costs the grader: the reference's program at its ``at_scale`` case, exported as a sandbox would
-and compiled as the trusted side would (from shapes alone: nothing that size is allocated),
-beside the time one submission's grading takes now.
+and compiled as the trusted side would (from shapes alone: nothing that size is allocated), and
+one submission's grading with its parts at scale and without.
 
     .venv/bin/python benchmarks/projection.py [--repeats 3]
 
 Prints, per part: its size and why, the export and compile seconds (medians), its peak per device,
 FLOPs, bytes per mesh axis and the share of them that may hide under compute; then each machine's
-projected time with compute, memory and links apart. Last, per assignment, the at-scale export and
-compile of all its parts against the median grading of one submission of 01 whose every program
-is its own (the throughput benchmark's distinct class: nothing measured before is reused; the
-process sandbox, references warm), and their ratio: what the projection would add to a class's
-grading, were each submission's parts compiled at scale too.
+projected time with compute, memory and links apart. Then the median grading of one submission
+of 01 whose every program is its own (the throughput benchmark's distinct class: nothing measured
+before is reused; the process sandbox, references warm), by a grader that compiles its parts at
+scale and one that does not, the same submissions each way, and what the first adds. Last, per
+assignment, its parts' export and compile against that grading without them.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from autograder.core.course import Course  # noqa: E402
 from autograder.core.machines import MACHINES  # noqa: E402
 from autograder.grading.grader import grader_for  # noqa: E402
 from autograder.grading.sandbox import ProcessSandbox  # noqa: E402
+from autograder.grading.scale_view import breakdown  # noqa: E402
 from autograder.harness import shard_map  # noqa: E402
 from autograder.specs import get  # noqa: E402
 from autograder.trusted.projection import at_scale  # noqa: E402
@@ -68,29 +69,30 @@ def part(assignment: str, task, repeats: int) -> float:
         f"sends {traffic}; may hide {cost.overlap:.0%} of it"
     )
     for name, p in scaled.everywhere().items():
-        links = ", ".join(f"{axes} {s * 1e3:.3f}" for axes, s in p.links_s.items())
-        print(
-            f"    {name:<32} {p.total_s * 1e3:8.3f} ms = max(compute {p.compute_s * 1e3:.3f}, memory "
-            f"{p.memory_s * 1e3:.3f}) + links ({links}) - hidden {p.hidden_s * 1e3:.3f}"
-            + ("" if p.fits else "  (its peak does not fit one chip)")
-        )
+        print(f"    {name:<32} {p.total_s * 1e3:8.3f} ms = {breakdown(p)}")
     return statistics.median(exports) + compile_s
 
 
-def grading_seconds(repeats: int) -> float:
-    """The median grading of one distinct submission of 01, its references computed beforehand."""
+def grading_seconds(repeats: int) -> tuple[float, float]:
+    """The median grading of one distinct submission of 01 without its parts at scale and with
+    them, side by side on the same submissions, references computed beforehand."""
     with tempfile.TemporaryDirectory() as tmp:
         course = copy_course(Path(tmp) / "course")
-        grader = grader_for("01_collectives", course, sandbox=ProcessSandbox())
-        times = []
+        graders = [
+            grader_for("01_collectives", course, Path(tmp) / f"ref-{on}", sandbox=ProcessSandbox(), at_scale=on)
+            for on in (False, True)
+        ]
+        times: list[list[float]] = [[], []]
         for student in range(repeats + 1):  # the first computes the references and fills the caches
             nb = solved_notebook(course, own_program(student), assignment="01_collectives")
             notebook = write_submission(Path(tmp) / "submitted", f"s{student}", nb, "01_collectives")
-            start = time.perf_counter()
-            report = grader.grade(f"s{student}", notebook)
-            times.append(time.perf_counter() - start)
-            assert report.score == report.max_score, report.message
-    return statistics.median(times[1:])
+            for grader, seconds in zip(graders, times):
+                start = time.perf_counter()
+                report = grader.grade(f"s{student}", notebook)
+                seconds.append(time.perf_counter() - start)
+                assert report.score == report.max_score, report.message
+    without, with_ = (statistics.median(t[1:]) for t in times)
+    return without, with_
 
 
 def main() -> None:
@@ -101,13 +103,12 @@ def main() -> None:
     for m in MACHINES.values():
         print(f"  {m.name}: {m.source}; {m.within_host.name}: {m.within_host.source}")
     added = {a: sum(part(a, t, args.repeats) for t in get(a).tasks if t.at_scale is not None) for a in ASSIGNMENTS}
-    graded = grading_seconds(args.repeats)
-    print(f"\ngrading one distinct submission of 01 now: {graded:.2f} s (median of {args.repeats})")
+    without, with_ = grading_seconds(args.repeats)
+    print(f"\ngrading one distinct submission of 01 (median of {args.repeats}, the same submissions each way):")
+    print(f"  without its parts at scale {without:.2f} s, with them {with_:.2f} s: {with_ / without - 1:+.1%}")
+    print("each assignment's parts at scale, the reference's exported and compiled, against the first:")
     for assignment, seconds in added.items():
-        print(
-            f"{assignment}: its parts at scale, exported and compiled, {seconds:.2f} s per submission: "
-            f"{seconds / graded:.1%} of that"
-        )
+        print(f"  {assignment}: {seconds:.2f} s per submission, {seconds / without:.1%} of it")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""``jaxcourse check NOTEBOOK``: grade one notebook and print test, points, status, reason."""
+"""``jaxcourse check NOTEBOOK``: grade one notebook and print test, points, status, reason; then
+each function's program at its realistic size, projected on real machines beside the reference's."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
+from autograder.grading import scale_view
 from autograder.grading.self_check import check_notebook, format_results
 
 from .args import Subparsers
@@ -25,6 +27,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(format_results(report.tests))
+        projected = scale_view.text(report.at_scale)
+        if projected:
+            print(f"\n{projected}")
         tail = f" ({report.status}: {report.message})" if report.status != "graded" else ""
         print(f"\nscore {report.score:g} / {report.max_score:g}{tail}")
     return 0

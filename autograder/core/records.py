@@ -27,6 +27,7 @@ class ShardMapSig(TypedDict):
     out_spec: SpecJSON | None  # None: per-device results, stacked over every axis
     kwargs: dict[str, Any]
     differentiate: bool  # export the gradient w.r.t. the first input, not the output
+    at_scale: NotRequired[bool]  # the task's realistic size: compiled, never run (trusted/projection.py)
 
 
 @final  # no other keys: a check for a key tells the kinds apart
@@ -214,6 +215,36 @@ class ArrayMeasurement(Measurement, total=False):
     memory: list[tuple[str, int, int]]  # per returned state leaf: path, bytes one device holds, of the whole
     reference_memory: list[tuple[str, int, int]]  # the reference step's, leaf by leaf
     program: list[str]  # the exported program's shape (core/program_shape.py), for finding copies
+
+
+class CostRecord(TypedDict):
+    """A compiled program's resource signature as the roofline reads it (``roofline.Cost``)."""
+
+    flops: float
+    hbm_bytes: float
+    traffic: dict[str, float]
+    peak: int | None
+    overlap: float
+
+
+class ProjectedMeasurement(Measurement, total=False):
+    """A part's case at its realistic size, compiled and never run: what its program and the
+    reference's would spend there, on the case's mesh."""
+
+    cost: CostRecord
+    reference_cost: CostRecord
+    mesh: dict[str, int]
+
+
+class ScaledProgram(TypedDict):
+    """One function's case at its realistic size in a report: the student's program's cost and
+    the reference's, projected on each machine where they are shown (``roofline.project``)."""
+
+    case: str
+    why: str
+    mesh: dict[str, int]
+    cost: CostRecord
+    reference: CostRecord
 
 
 class StepMeasurement(Measurement, total=False):

@@ -17,6 +17,7 @@ import numpy as np
 from .flops import program_flops
 from .hlo import Census, hlo_census, program_bytes_by_axes, stablehlo_itemsizes
 from .machines import Link, Machine
+from .records import CostRecord
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,19 @@ class Cost:
     traffic: dict[str, float] = field(default_factory=dict)  # bytes sent over each set of mesh axes
     peak: int | None = None  # bytes at the program's peak
     overlap: float = 0.0  # the share of the communication that may run under compute (0 to 1)
+
+    def record(self) -> CostRecord:
+        return {
+            "flops": self.flops,
+            "hbm_bytes": self.hbm_bytes,
+            "traffic": dict(self.traffic),
+            "peak": self.peak,
+            "overlap": self.overlap,
+        }
+
+    @classmethod
+    def of(cls, record: CostRecord) -> Cost:
+        return cls(record["flops"], record["hbm_bytes"], dict(record["traffic"]), record["peak"], record["overlap"])
 
 
 @dataclass(frozen=True)

@@ -304,6 +304,10 @@ class Task:
     # The size its time is projected at on real machines (core/roofline.py): compiled, never run.
     at_scale: Scale | None = None
 
+    def __post_init__(self) -> None:
+        if self.at_scale is not None and self.kind != "shard_map":
+            raise ValueError(f"{self.name}: a realistic size is projected for shard_map parts only, not {self.kind}")
+
     @property
     def max_score(self) -> float:
         return float(sum(self.points.values()))

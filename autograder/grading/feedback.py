@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..core.files import write_atomic
 from ..specs import ASSIGNMENTS
-from . import signature_view
+from . import scale_view, signature_view
 from .figures import svg
 
 if TYPE_CHECKING:
@@ -45,6 +45,9 @@ def markdown(report: Report) -> str:
     signatures = signature_view.text(report.tests)
     if signatures:
         lines += ["", "What each program spends per device, beside the reference's:", "", "```", signatures, "```"]
+    projected = scale_view.text(report.at_scale)
+    if projected:
+        lines += ["", "## At scale", "", "```", projected, "```"]
     return "\n".join(lines) + "\n"
 
 
@@ -65,7 +68,8 @@ def to_html(report: Report) -> str:
 <style>
 body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
 td, th {{ border: 1px solid #ccc; padding: .3em .6em; text-align: left; vertical-align: top; }}
-table.signature {{ margin-top: .5em; font-size: 90%; }} table.signature caption {{ text-align: left; }}
+table.signature, table.scale {{ margin-top: .5em; font-size: 90%; }}
+table.signature caption, table.scale caption {{ text-align: left; }}
 tr.passed td:nth-child(3) {{ color: #1a7f37; }} tr.failed td:nth-child(3), tr.error td:nth-child(3) {{ color: #cf222e; }}
 </style></head><body>
 <h1>{title}</h1>
@@ -74,7 +78,9 @@ tr.passed td:nth-child(3) {{ color: #1a7f37; }} tr.failed td:nth-child(3), tr.er
 <table><thead><tr><th>test</th><th>points</th><th>status</th><th>what to look at</th></tr></thead>
 <tbody>
 {rows}
-</tbody></table></body></html>
+</tbody></table>
+{scale_view.to_html(report.at_scale)}
+</body></html>
 """
 
 

@@ -29,7 +29,7 @@ from ..core.protocol import (
     PlannedCall,
     Results,
 )
-from ..core.records import ArrayMeasurement, Measurement, TestResult
+from ..core.records import ArrayMeasurement, Measurement, ProjectedMeasurement, ScaledProgram, TestResult
 from ..core.tasks import Assignment, Task
 from ..harness.layouts import layout_label
 from ..trusted import reference as records
@@ -64,10 +64,12 @@ class Grader:
         test_timeout: float = DEFAULT_TEST_TIMEOUT,
         startup: float = EVALUATOR_STARTUP,
         sandbox: Sandbox | None = None,
+        at_scale: bool = True,
     ) -> None:
         self.assignment = assignment = provider.assignment
         self.tasks = tuple(t.with_hidden(provider.hidden_cases(t)) for t in assignment.tasks)
-        self.tests = plan(assignment.name, self.tasks, provider.salt, provider.targets)
+        # at_scale: each function's program at its realistic size too (reported, never scored)
+        self.tests = plan(assignment.name, self.tasks, provider.salt, provider.targets, at_scale)
         self.num_devices = max([default_device_count()] + [MeshSpec.parse(p.case.mesh).size for p in self.tests])
         self.timeout, self.test_timeout, self.startup = timeout, test_timeout, startup
         self.source = self._source(provider.course)
@@ -198,7 +200,13 @@ class Grader:
                 results = read_results(ran, work, self._ids(hidden=False), self._ids(hidden=True), self.timeout, watch)
                 measured = self._measure(results, tmp, watch)  # the trusted worker, against the references
             report = Report(
-                student, self.assignment.name, "graded", "", self.score(measured), programs=self.programs(measured)
+                student,
+                self.assignment.name,
+                "graded",
+                "",
+                self.score(measured),
+                programs=self.programs(measured),
+                at_scale=self.at_scale(measured),
             )
         except Stop as stop:
             report = self.failed(student, stop.status, stop.message)
@@ -233,12 +241,17 @@ class Grader:
 
     def score(self, measured: dict[str, Measurement]) -> list[TestResult]:
         """Every task's parts, each case's measurement with its closed-form targets beside it."""
-        targets = {p.id: records.targets(self.references[p.id]) for p in self.tests}
+        targets = {p.id: records.targets(self.references[p.id]) for p in self.tests if not p.projected}
         return [
             r
             for task in self.tasks
             for r in score_task(
-                task, [(p.case, {**measured[p.id], "targets": targets[p.id]}) for p in self.tests if p.task is task]
+                task,
+                [
+                    (p.case, {**measured[p.id], "targets": targets[p.id]})
+                    for p in self.tests
+                    if p.task is task and not p.projected
+                ],
             )
         ]
 
@@ -247,8 +260,24 @@ class Grader:
         found: dict[str, list[str]] = {}
         for p in self.tests:
             program = cast(ArrayMeasurement, measured[p.id]).get("program")  # the array kinds' only
-            if not p.case.hidden and program and p.task.name not in found:
+            if not p.case.hidden and not p.projected and program and p.task.name not in found:
                 found[p.task.name] = program
+        return found
+
+    def at_scale(self, measured: dict[str, Measurement]) -> dict[str, ScaledProgram]:
+        """Each function's program at its realistic size beside the reference's, where it compiled
+        there (trusted/projection.py): reported, never scored."""
+        found: dict[str, ScaledProgram] = {}
+        for p in self.tests:
+            m = cast(ProjectedMeasurement, measured[p.id])
+            if p.projected and p.task.at_scale is not None and "cost" in m:
+                found[p.task.name] = {
+                    "case": p.case.label(),
+                    "why": p.task.at_scale.why,
+                    "mesh": m["mesh"],
+                    "cost": m["cost"],
+                    "reference": m["reference_cost"],
+                }
         return found
 
     def failed(self, student: str, status: str, message: str, fingerprint: str = "") -> Report:

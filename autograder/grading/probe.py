@@ -21,6 +21,7 @@ from ..trusted.explain import ring_figure
 from ..trusted.inputs import make_inputs
 from ..trusted.measure import execute
 from . import figures
+from .scale_view import breakdown
 from .self_check import CheckFailed, find_task
 
 
@@ -56,12 +57,7 @@ class Probe:
         ]
         if self.projected:
             lines.append("projected (a roofline: peak rates, no latency; compute and memory overlap, links add):")
-        for name, p in self.projected.items():
-            links = " + ".join(f"{axes} {s * 1e3:.3f}" for axes, s in p.links_s.items()) or "0"
-            lines.append(
-                f"  {name}: {p.total_s * 1e3:.3f} ms = max(compute {p.compute_s * 1e3:.3f}, memory "
-                f"{p.memory_s * 1e3:.3f}) + links {links} - hidden {p.hidden_s * 1e3:.3f}"
-            )
+        lines += [f"  {name}: {p.total_s * 1e3:.3f} ms = {breakdown(p)}" for name, p in self.projected.items()]
         return "\n".join(lines)
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.profile import Stopwatch
-from ..core.records import TestResult
+from ..core.records import ScaledProgram, TestResult
 
 
 @dataclass
@@ -22,6 +22,9 @@ class Report:
     # Each graded function's program shape (core/program_shape.py), from its first visible case:
     # what `jaxcourse similar` compares, never graded again.
     programs: dict[str, list[str]] = field(default_factory=dict)
+    # Each function's program at its realistic size beside the reference's (trusted/projection.py):
+    # what its feedback projects on real machines and a class's leaderboard ranks; never scored.
+    at_scale: dict[str, ScaledProgram] = field(default_factory=dict)
     # Where this grading's time went; never stored, so results.json stays the same run to run.
     profile: Stopwatch = field(default_factory=Stopwatch, compare=False)
 
@@ -44,6 +47,7 @@ class Report:
             "fingerprint": self.fingerprint,
             "tests": [t.to_json() for t in self.tests],
             "programs": self.programs,
+            "at_scale": self.at_scale,
         }
 
     @classmethod
@@ -51,5 +55,12 @@ class Report:
         tests = [TestResult(**t) for t in data["tests"]]
         programs = data.get("programs", {})  # results written before programs were kept have none
         return cls(
-            data["student"], data["assignment"], data["status"], data["message"], tests, data["fingerprint"], programs
+            data["student"],
+            data["assignment"],
+            data["status"],
+            data["message"],
+            tests,
+            data["fingerprint"],
+            programs,
+            data.get("at_scale", {}),  # nor, before projections, programs at scale
         )

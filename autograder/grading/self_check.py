@@ -145,7 +145,8 @@ def _provider(assignment: Assignment, hidden: bool) -> Provider:
 
 
 def _judge(assignment: Assignment, task: Task, fn: Callable[..., Any], provider: Provider) -> CheckResult:
-    tests = plan(assignment.name, (task,), provider.salt, provider.targets)
+    # Not at scale: a notebook's check stays quick; probe(fn, at_scale=True) projects a function.
+    tests = plan(assignment.name, (task,), provider.salt, provider.targets, at_scale=False)
     try:
         references = ensure(provider, tests, _cache(provider), _devices(tests), DEFAULT_TIMEOUT)
     except ReferenceFailed as err:

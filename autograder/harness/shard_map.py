@@ -64,7 +64,6 @@ def jax_dtype(name: str) -> Any:
 def build(fn: Callable[..., Any], sig: ShardMapSig) -> tuple[Wrapped, list[Any], Any]:
     """The jitted shard_map of ``fn`` for ``sig``, its argument structs and its mesh."""
     import jax
-    from jax.sharding import NamedSharding
 
     mesh = MeshSpec.parse(sig["mesh"]).build()
     axis, kwargs = sig["axis"], sig["kwargs"]
@@ -91,11 +90,20 @@ def build(fn: Callable[..., Any], sig: ShardMapSig) -> tuple[Wrapped, list[Any],
 
     mapped = jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
     wrapped = jax.jit(_gradient(mapped) if sig.get("differentiate") else mapped)
-    structs = [
-        jax.ShapeDtypeStruct(tuple(i["shape"]), jax_dtype(i["dtype"]), sharding=NamedSharding(mesh, spec))
-        for i, spec in zip(sig["inputs"], in_specs)
+    return wrapped, arg_structs(sig, mesh), mesh
+
+
+def arg_structs(sig: ShardMapSig, mesh: Any) -> list[Any]:
+    """Each input's shape, dtype and sharding on ``mesh``: what a program is lowered for."""
+    import jax
+    from jax.sharding import NamedSharding
+
+    return [
+        jax.ShapeDtypeStruct(
+            tuple(i["shape"]), jax_dtype(i["dtype"]), sharding=NamedSharding(mesh, pspec.from_json(i["spec"]))
+        )
+        for i in sig["inputs"]
     ]
-    return wrapped, structs, mesh
 
 
 def _gradient(mapped: Callable[..., Any]) -> Callable[..., Any]:

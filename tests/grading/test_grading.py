@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from autograder.grading import scale_view
 from autograder.grading.docker_sandbox import DockerSandbox
 from autograder.grading.grader import Grader, grader_for
 from autograder.grading.limits import Limits
@@ -84,6 +85,11 @@ def test_reference_scores_full_marks(sandbox, assignment, graders, course, tmp_p
     assert not failed
     assert {t.name: t.score for t in report.tests} == _full_marks(grader)
     assert report.score == report.max_score == total(assignment)
+    # Each part with a realistic size is compiled there too, and the reference's program costs
+    # there what the reference's record says.
+    assert set(report.at_scale) == {t.name for t in grader.tasks if t.at_scale is not None}
+    for name, scaled in report.at_scale.items():
+        assert scaled["cost"] == scaled["reference"], name
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -122,6 +128,9 @@ def test_wrong_submission_loses_exactly_its_points(
         else:
             assert test.status == "passed", (test.name, test.message)
     _pictures_explain_the_failures(report)
+    for function, least in wrong.at_scale.items():  # what its waste would cost at a realistic size
+        yours, reference = scale_view.projections(report.at_scale[function], "8 x H100 SXM")
+        assert yours.total_s >= least * reference.total_s, (function, yours, reference)
 
 
 def _pictures_explain_the_failures(report) -> None:

@@ -63,6 +63,8 @@ class WrongSubmission:
         self.message: str = literal(text, "MESSAGE", "")
         self.message_of: dict[str, str] = literal(text, "MESSAGE_OF", {})
         self.extra_cell: str | None = literal(text, "EXTRA_CELL")
+        # function -> the least its projected time at scale may be, as a multiple of the reference's
+        self.at_scale: dict[str, float] = literal(text, "AT_SCALE", {})
         self.hang: str | None = literal(text, "HANG")
         self.honest: bool = literal(text, "HONEST", False) is True
 
@@ -93,7 +95,7 @@ def adversarial_cases() -> list[WrongSubmission]:
 
 # ---------------------------------------------------------------- the rules each file must keep
 
-SUBMISSION_NAMES = {"EXPECTED", "REASONS", "STATUS", "MESSAGE", "EXTRA_CELL", "HANG", "HONEST"}
+SUBMISSION_NAMES = {"EXPECTED", "REASONS", "STATUS", "MESSAGE", "EXTRA_CELL", "HANG", "HONEST", "AT_SCALE"}
 CASE_NAMES = {"EXPECTED", "STATUS", "MESSAGE", "MESSAGE_OF", "EXTRA_CELL"}
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.core.machines import MACHINES
 from autograder.grading.grader import grader_for
 from autograder.specs import get
 from jaxcourse import main
@@ -103,6 +104,25 @@ def test_check_outside_a_course_uses_the_shipped_records(course, tmp_path):
     assert report["status"] == "graded"
     assert report["score"] == report["max_score"] == visible_total(ASSIGNMENT) < TOTAL  # the hidden points are not
     assert all(t["visibility"] == "visible" for t in report["tests"])
+    scaled = {t.name for t in get(ASSIGNMENT).tasks if t.at_scale is not None}
+    assert set(report["at_scale"]) == scaled  # the shipped records hold the reference at scale too
+
+
+def test_check_prints_each_projection_beside_the_reference_s(course, tmp_path):
+    """The plain report ends with each function's program at its realistic size on every
+    machine: the student's time, the reference's and their ratio (a right answer's is 1.00x)."""
+    path = tmp_path / NOTEBOOK
+    nbformat.write(solved_notebook(course), path)
+    done = run("check", str(path), cwd=tmp_path, expected=course.nbgrader_root / "expected")
+    assert done.returncode == 0, done.stderr
+    start = done.stdout.index("\n\nprojected at a realistic size, compiled and never run: a roofline")
+    text = done.stdout[start : done.stdout.index("\nscore ")]
+    for task in get(ASSIGNMENT).tasks:
+        if task.at_scale is not None:
+            assert f"{task.name} at {task.at_scale.case.label()} ({task.at_scale.why}):" in text
+    rows = [line.split() for line in text.splitlines() if line.startswith("  ") and " ms " in line]
+    assert len(rows) == len(MACHINES) * sum(t.at_scale is not None for t in get(ASSIGNMENT).tasks)
+    assert all("1.00x" in row for row in rows), rows
 
 
 # The class below: who is graded, and who gets a row of zeros with the reason (every malformed

@@ -10,7 +10,14 @@ import pytest
 
 from autograder.core.course import Course
 from autograder.core.machines import MACHINES
+from autograder.core.protocol import CallResult
+from autograder.grading.plan import projected
+from autograder.grading.trusted_worker import evaluation
+from autograder.harness import shard_map as harness
 from autograder.specs import get
+from autograder.trusted import reference as record
+from autograder.trusted import shard_map as trusted_shard_map
+from autograder.trusted.jobs import Evaluation
 from autograder.trusted.projection import at_scale
 
 from ..helpers.course import REPO
@@ -85,3 +92,51 @@ def test_a_part_with_no_case_at_scale_is_refused():
 def test_the_transformer_parts_at_scale_send_their_closed_forms(assignment, task, sent):
     scaled = at_scale(_reference(assignment, task), get(assignment).task(task))
     assert sum(scaled.cost.traffic.values()) == sent
+
+
+# ------------------------------------------------------------------ a submission's export, graded
+
+
+def _evaluation(task, fn, sig, tmp_path, reference_cost) -> Evaluation:
+    """An at-scale case as the trusted worker is handed it: the export of ``fn`` for ``sig``,
+    against a reference record holding ``reference_cost``."""
+    artifact = tmp_path / "at-scale.jaxexport"
+    artifact.write_bytes(harness.export(fn, sig))
+    record.save(tmp_path / "reference", {"cost": reference_cost})
+    exported: CallResult = {"status": "exported", "artifact": str(artifact)}
+    return evaluation(projected("01_collectives", task), str(tmp_path / "reference"), exported)
+
+
+def test_the_trusted_worker_costs_an_exported_program_as_the_function_itself(tmp_path):
+    task = get("01_collectives").task("ring_all_gather")
+    fn = _reference("01_collectives", task.name)
+    entry = _evaluation(task, fn, projected("01_collectives", task).sig, tmp_path, {"flops": 1.0})
+    measured = trusted_shard_map.measure(entry)
+    assert measured["values"]["ok"] and measured["mesh"] == {"i": 8}
+    assert measured["cost"] == at_scale(fn, task).cost.record()
+    assert measured["reference_cost"] == {"flops": 1.0}  # beside it, as the record holds it
+
+
+def test_an_export_at_another_size_is_refused_at_scale(tmp_path):
+    """A program exported for the small case is not the at-scale case's: its inputs differ."""
+    task = get("01_collectives").task("ring_all_gather")
+    small = harness.signature(task, task.cases[0])
+    entry = _evaluation(task, _reference("01_collectives", task.name), small, tmp_path, {})
+    entry["sig"] = projected("01_collectives", task).sig
+    measured = trusted_shard_map.measure(entry)
+    assert not measured["values"]["ok"] and "inputs are" in measured["values"]["message"]
+    assert "cost" not in measured
+
+
+def test_a_program_that_cannot_be_costed_at_scale_says_so(tmp_path):
+    """A loop whose length the compiler cannot see has no FLOPs to count: a failed case, not a crash."""
+    task = get("01_collectives").task("ring_all_gather")
+
+    def endless(x, axis):  # multiplies until a value turns negative: no length the compiler sees
+        gathered = jax.lax.all_gather(x, axis, tiled=True, to="invarying")
+        return jax.lax.while_loop(lambda c: c[0, 0] > 0, lambda c: c @ c[: x.shape[0]], gathered)
+
+    sig = projected("01_collectives", task).sig
+    measured = trusted_shard_map.measure(_evaluation(task, endless, sig, tmp_path, {}))
+    assert not measured["values"]["ok"]
+    assert measured["values"]["message"].startswith("failed to compile at scale: a loop of unknown length")

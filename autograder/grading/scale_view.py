@@ -1,0 +1,74 @@
+"""A function's program at its realistic size beside the reference's, projected on each machine
+(``records.ScaledProgram``, ``core/roofline.py``), as a student reads it under her feedback and
+``jaxcourse check``'s table: her time, the reference's, their ratio, and where her time goes.
+A model, and each view says so."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+
+from ..core.machines import MACHINES
+from ..core.records import ScaledProgram
+from ..core.roofline import Cost, Projection, project
+
+MODEL = (
+    "projected at a realistic size, compiled and never run: a roofline (peak rates, no latency; "
+    "compute and memory overlap, each link's time adds, less what runs under compute)"
+)
+HEADER = ("machine", "yours", "reference", "ratio", "where yours goes (ms)")
+
+
+def breakdown(p: Projection) -> str:
+    """Where a projected time goes: ``max(compute, memory) + links - hidden``, in ms."""
+    links = " + ".join(f"{axes} {s * 1e3:.3f}" for axes, s in p.links_s.items()) or "0"
+    return (
+        f"max(compute {p.compute_s * 1e3:.3f}, memory {p.memory_s * 1e3:.3f}) + links {links} "
+        f"- hidden {p.hidden_s * 1e3:.3f}" + ("" if p.fits else "; does not fit one chip's memory")
+    )
+
+
+def projections(scaled: ScaledProgram, machine: str) -> tuple[Projection, Projection]:
+    """The student's program and the reference's on ``machine``."""
+    on = MACHINES[machine]
+    return project(Cost.of(scaled["cost"]), scaled["mesh"], on), project(
+        Cost.of(scaled["reference"]), scaled["mesh"], on
+    )
+
+
+def cells(scaled: ScaledProgram, machine: str) -> tuple[str, str, str, str, str]:
+    yours, reference = projections(scaled, machine)
+    ratio = f"{yours.total_s / reference.total_s:.2f}x" if reference.total_s else ""
+    return machine, f"{yours.total_s * 1e3:.3f} ms", f"{reference.total_s * 1e3:.3f} ms", ratio, breakdown(yours)
+
+
+def text(at_scale: Mapping[str, ScaledProgram]) -> str:
+    """Every function's projections as aligned text, or "" when none was compiled at scale."""
+    blocks = []
+    for name, scaled in at_scale.items():
+        rows = [HEADER, *(cells(scaled, machine) for machine in MACHINES)]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(HEADER))]
+        lines = [f"{name} at {scaled['case']} ({scaled['why']}):"]
+        lines += [
+            "  "
+            + "  ".join(c.rjust(w) if 0 < i < 4 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+            for row in rows
+        ]
+        blocks.append("\n".join(lines))
+    return f"{MODEL}.\n\n" + "\n\n".join(blocks) if blocks else ""
+
+
+def to_html(at_scale: Mapping[str, ScaledProgram]) -> str:
+    """Every function's projections as tables, escaped, or "" when none was compiled at scale."""
+    if not at_scale:
+        return ""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER)
+    tables = []
+    for name, scaled in at_scale.items():
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells(scaled, machine)) + "</tr>"
+            for machine in MACHINES
+        )
+        caption = html.escape(f"{name} at {scaled['case']} ({scaled['why']})")
+        tables.append(f"<table class='scale'><caption>{caption}</caption><tr>{head}</tr>{body}</table>")
+    return f"<h2>At scale</h2><p>{html.escape(MODEL)}.</p>" + "".join(tables)

@@ -1,0 +1,90 @@
+"""Each function's realistic size in grading: one more planned test per task that has one, never
+scored; a report keeps what it compiled to there, and the feedback and ``jaxcourse check`` show it
+on every machine beside the reference's."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from autograder.core.machines import MACHINES
+from autograder.core.records import CostRecord, ScaledProgram
+from autograder.core.records import TestResult as Result  # not Test*: pytest would collect it
+from autograder.core.tasks import Scale
+from autograder.grading import feedback, scale_view
+from autograder.grading.plan import AT_SCALE, plan
+from autograder.grading.report import Report
+from autograder.specs import get
+
+ASSIGNMENT = get("01_collectives")
+REFERENCE: CostRecord = {
+    "flops": 2e12,
+    "hbm_bytes": 3e9,
+    "traffic": {"i": 2e8},
+    "peak": 1 << 30,
+    "overlap": 0.5,
+}
+
+
+def _scaled(times: float = 1.0) -> ScaledProgram:
+    """A program at scale that spends ``times`` the reference's on every resource."""
+    cost: CostRecord = {
+        **REFERENCE,
+        "flops": REFERENCE["flops"] * times,
+        "hbm_bytes": REFERENCE["hbm_bytes"] * times,
+        "traffic": {"i": REFERENCE["traffic"]["i"] * times},
+    }
+    return {"case": "mesh 8:i", "why": "a 32k sequence", "mesh": {"i": 8}, "cost": cost, "reference": REFERENCE}
+
+
+def test_each_task_with_a_realistic_size_plans_one_projected_test():
+    tests = plan(ASSIGNMENT.name, ASSIGNMENT.tasks, "salt", lambda t, c: {})
+    scaled = [t for t in tests if t.projected]
+    assert [t.id for t in scaled] == [f"{t.name}/{AT_SCALE}" for t in ASSIGNMENT.tasks if t.at_scale is not None]
+    for test in scaled:
+        assert test.case is test.task.at_scale.case and test.sig["at_scale"] is True
+        assert not test.case.hidden  # its size is the spec's: nothing hidden is exported for it
+    assert all("at_scale" not in t.sig for t in tests if not t.projected)
+    unscaled = plan(ASSIGNMENT.name, ASSIGNMENT.tasks, "salt", lambda t, c: {}, at_scale=False)
+    assert [t.id for t in unscaled] == [t.id for t in tests if not t.projected]
+
+
+def test_a_realistic_size_is_for_shard_map_parts_only():
+    python_task = next(t for t in get("02_sharded_matmul").tasks if t.kind == "python")
+    with pytest.raises(ValueError, match="shard_map parts only"):
+        dataclasses.replace(python_task, at_scale=Scale(python_task.cases[0], "why"))
+
+
+def test_a_report_keeps_its_programs_at_scale_through_results_json():
+    report = Report("ada", ASSIGNMENT.name, "graded", "", [], "f", at_scale={"ring_all_gather": _scaled()})
+    assert Report.from_json(report.to_json()) == report
+    older = {k: v for k, v in report.to_json().items() if k != "at_scale"}  # written before projections
+    assert Report.from_json(older).at_scale == {}
+
+
+def test_twice_the_reference_s_every_resource_projects_twice_its_time_on_every_machine():
+    for machine in MACHINES:
+        yours, reference = scale_view.projections(_scaled(2.0), machine)
+        assert yours.total_s == pytest.approx(2 * reference.total_s)
+        assert scale_view.cells(_scaled(2.0), machine)[3] == "2.00x"
+
+
+def test_the_view_shows_every_machine_and_says_it_is_a_model():
+    text = scale_view.text({"ring_all_gather": _scaled(2.0)})
+    assert text.startswith(scale_view.MODEL)
+    assert "ring_all_gather at mesh 8:i (a 32k sequence):" in text
+    rows = [line for line in text.splitlines() if line.startswith("  ") and "x  max(" in line]
+    assert [row.split("  ")[1].strip() for row in rows] == list(MACHINES)
+    assert scale_view.text({}) == "" and scale_view.to_html({}) == ""
+
+
+def test_the_feedback_projects_each_program_and_escapes_its_words():
+    scaled = {**_scaled(), "why": "<script>alert(1)</script>"}
+    report = Report("ada", ASSIGNMENT.name, "graded", "", [Result("f: values", "f", 1, 1, "passed", "", "visible")])
+    report.at_scale = {"ring_all_gather": scaled}
+    page = feedback.to_html(report)
+    assert "<h2>At scale</h2>" in page and page.count("<table class='scale'>") == 1
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "## At scale" in feedback.markdown(report)
+    assert "At scale" not in feedback.to_html(dataclasses.replace(report, at_scale={}))
