@@ -41,9 +41,8 @@ from autograder.grading.scale_view import breakdown  # noqa: E402
 from autograder.harness import shard_map  # noqa: E402
 from autograder.specs import get  # noqa: E402
 from autograder.trusted.projection import at_scale  # noqa: E402
-from tests.helpers.course import copy_course, solved_notebook, write_submission  # noqa: E402
+from tests.helpers.course import ASSIGNMENTS, copy_course, solved_notebook, write_submission  # noqa: E402
 
-ASSIGNMENTS = ("01_collectives", "02_sharded_matmul", "04_fsdp_tensor_parallel", "05_transformer_parallel")
 MIB = 2**20
 
 

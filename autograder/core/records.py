@@ -278,6 +278,19 @@ class SignatureTable(TypedDict):
 Status = Literal["passed", "failed", "error", "timeout", "crashed", "invalid"]
 
 
+@dataclass(frozen=True)
+class Standing:
+    """A student's place on her class's leaderboard (``grading/leaderboard.py``) when her feedback
+    was written: among the correct submissions kept then, by projected time on ``machine``."""
+
+    rank: int
+    of: int
+    machine: str
+    seconds: float
+    fastest: float
+    reference: float | None
+
+
 @dataclass
 class TestResult:
     """One row of a student's results: one part of one graded function."""

@@ -21,7 +21,7 @@ from ..core.course import Course
 from ..core.errors import JaxcourseError
 from ..core.profile import medians
 from ..engine import images
-from . import gradebook, limits
+from . import gradebook, leaderboard, limits
 from .docker_sandbox import DockerSandbox
 from .grader import Grader, grader_for
 from .recorder import Recorder
@@ -163,6 +163,7 @@ def grade_class(
                 recorder.record(report, submission.timestamp)
             run.reports.append(report)
             bar.update(1)
+    recorder.rank_all(assignment, leaderboard.load(course.root, assignment))  # the class graded, in any order
     gradebook.write_csv(out / "grades.csv", run.reports)
     run.seconds = time.monotonic() - start
     return run

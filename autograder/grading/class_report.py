@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 import math
+import secrets
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import JaxcourseError
+from .leaderboard import DEFAULT_RULES, BoardRules, Leaderboard, leaderboard, pseudonym
 from .reasons import anonymised, kind_of
 from .report import Report
 
@@ -64,6 +67,7 @@ class ClassReport:
     reasons: list[Reason]  # most students first
     not_graded: list[Reason]  # notebooks that could not be graded, by status
     unreadable: list[str] = field(default_factory=list)  # students whose results.json could not be read
+    leaderboard: Leaderboard | None = None  # None where no function of the assignment is projected at scale
 
     @property
     def first_look(self) -> Reason | None:
@@ -102,7 +106,11 @@ def read_reports(out: Path, assignment: str) -> ClassResults:
     return ClassResults(reports, unreadable)
 
 
-def summarise(assignment: str, results: ClassResults) -> ClassReport:
+def summarise(
+    assignment: str, results: ClassResults, rules: BoardRules = DEFAULT_RULES, secret: str | None = None
+) -> ClassReport:
+    """The class at a glance; its leaderboard by ``rules``, pseudonyms keyed by ``secret`` (the
+    course's: the same in every report), or by a fresh one where the course's is not at hand."""
     reports = results.reports
     graded = [r for r in reports if r.status == "graded"]
     statuses: dict[str, int] = defaultdict(int)
@@ -118,7 +126,16 @@ def summarise(assignment: str, results: ClassResults) -> ClassReport:
         reasons=_reasons(graded),
         not_graded=_not_graded([r for r in reports if r.status != "graded"]),
         unreadable=results.unreadable,
+        leaderboard=leaderboard(assignment, graded, rules, _shown(rules, secret)),
     )
+
+
+def _shown(rules: BoardRules, secret: str | None) -> Callable[[str], str]:
+    """What the board calls a student: her name where the instructor asked for names."""
+    if rules.names:
+        return str
+    key = secret or secrets.token_hex(16)
+    return lambda student: pseudonym(student, key)
 
 
 def _parts(graded: list[Report]) -> list[PartStats]:

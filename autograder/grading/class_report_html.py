@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from html import escape
 
+from ..core.records import CostRecord
 from .class_report import ClassReport, PartStats, Reason
+from .leaderboard import Leaderboard
+from .scale_view import MODEL
 
 BINS = 10
 WIDTH, BAR, LABEL = 560, 18, 250
@@ -42,6 +45,7 @@ def to_html(report: ClassReport, more: str = "") -> str:
 <h2>Notebooks that could not be graded</h2>
 {_reasons_table(report.not_graded, "status") if report.not_graded else "<p>None.</p>"}
 {_unreadable(report.unreadable)}
+{_leaderboard(report.leaderboard) if report.leaderboard else ""}
 {more}
 </body></html>
 """
@@ -114,3 +118,36 @@ def _unreadable(students: list[str]) -> str:
         return ""
     names = ", ".join(escape(s) for s in students)
     return f"<p><b>Results that could not be read</b> (grade these students again): {names}</p>"
+
+
+def _leaderboard(board: Leaderboard) -> str:
+    """The correct submissions, fastest first, each with its time per function and what its
+    program spends there per device (its signature)."""
+    reference = f" The reference: {_ms(board.reference)}." if board.reference is not None else ""
+    head = "".join(f"<th>{escape(name)}</th>" for name in board.functions)
+    rows = "".join(
+        f"<tr><td>{e.rank}</td><td>{escape(e.shown)}</td><td>{_ms(e.seconds)}</td>"
+        + "".join(
+            f"<td>{_ms(e.functions[name])}<br><small>{escape(_signature(e.signature[name]))}</small></td>"
+            for name in board.functions
+        )
+        + "</tr>"
+        for e in board.entries
+    )
+    left = f" {board.unranked} graded submissions are not ranked: a part lost its points." if board.unranked else ""
+    return (
+        f"<h2>Leaderboard</h2><p>Correct submissions by their programs' time at a realistic size on "
+        f"{escape(board.machine)}, {escape(MODEL)}.{reference}{left}</p>"
+        f'<table class="leaderboard"><tr><th>rank</th><th>who</th><th>time</th>{head}</tr>{rows}</table>'
+        if board.entries
+        else f"<h2>Leaderboard</h2><p>No correct submission yet.{left}</p>"
+    )
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:,.3f} ms"
+
+
+def _signature(cost: CostRecord) -> str:
+    sent = ", ".join(f"{axes} {b / 2**20:,.0f} MiB" for axes, b in cost["traffic"].items()) or "nothing"
+    return f"{cost['flops'] / 1e9:,.1f} GFLOP, HBM {cost['hbm_bytes'] / 2**20:,.0f} MiB, sends {sent}"

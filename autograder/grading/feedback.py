@@ -17,7 +17,7 @@ from . import scale_view, signature_view
 from .figures import svg
 
 if TYPE_CHECKING:
-    from ..core.records import TestResult
+    from ..core.records import Standing, TestResult
     from .report import Report
 
 _STATUS_NOTE = {
@@ -48,7 +48,19 @@ def markdown(report: Report) -> str:
     projected = scale_view.text(report.at_scale)
     if projected:
         lines += ["", "## At scale", "", "```", projected, "```"]
+    if report.standing is not None:
+        lines += ["", standing(report.standing)]
     return "\n".join(lines) + "\n"
+
+
+def standing(place: Standing) -> str:
+    """Her rank among the class's correct submissions so far, in one sentence."""
+    reference = f", the reference's {place.reference * 1e3:.3f} ms" if place.reference is not None else ""
+    return (
+        f"Leaderboard: your programs at scale would take {place.seconds * 1e3:.3f} ms on {place.machine} "
+        f"(the model above); you rank {place.rank} of the {place.of} correct submissions so far "
+        f"(the fastest {place.fastest * 1e3:.3f} ms{reference})."
+    )
 
 
 def to_html(report: Report) -> str:
@@ -80,6 +92,7 @@ tr.passed td:nth-child(3) {{ color: #1a7f37; }} tr.failed td:nth-child(3), tr.er
 {rows}
 </tbody></table>
 {scale_view.to_html(report.at_scale)}
+{f"<p class='standing'>{html.escape(standing(report.standing))}</p>" if report.standing else ""}
 </body></html>
 """
 

@@ -6,7 +6,11 @@ report through ``Recorder.record``, which owns every file a grade is written to 
   for that student (``submission.txt``, its time) never replaces it;
 * **feedback as the class allows**: the page a student reads now holds every test, the visible
   ones, or (``none``, until ``jaxcourse release-feedback``) nothing but why a notebook could not
-  be read.
+  be read;
+* **her place on the leaderboard** (``leaderboard.py``), where the class has one: a correct
+  submission's page says where it ranks among the correct submissions kept so far. A class
+  graded at once (``jaxcourse grade``) is ranked when all of it is (``rank_all``), so its pages
+  do not depend on the order it was graded in.
 
 ``results.json`` is the truth: the feedback pages, the gradebook's row and ``grades.csv`` are made
 from it (docs/grading.md). Where the student reads her feedback is the caller's: a class passes
@@ -20,7 +24,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..core.files import write_atomic
+from ..core.records import Standing
 from . import feedback, gradebook
+from .class_report import NoResults, read_reports
+from .leaderboard import BoardRules, leaderboard
 from .report import Report
 
 FEEDBACK_RULES = ("all", "visible", "none")
@@ -38,6 +45,7 @@ class Recorder:
     out: Path  # the assignment's results folder: one folder per student
     notebook: str  # the notebook's name in the gradebook (the assignment's notebook, no suffix)
     rule: str = "all"  # the feedback a student may read now: one of FEEDBACK_RULES
+    board: BoardRules | None = None  # rank each correct submission as it is recorded; None: not then
 
     def __post_init__(self) -> None:
         if self.rule not in FEEDBACK_RULES:
@@ -51,6 +59,8 @@ class Recorder:
         folder = self.out / report.student
         latest = self.is_latest(report.student, timestamp)
         if latest:
+            if self.board is not None:
+                report = replace(report, standing=self._standing(self.board, report))
             feedback.write(folder, report)
             gradebook.keep(self.nbgrader_root, self.notebook, folder, report, timestamp)
             if timestamp is not None:
@@ -59,6 +69,27 @@ class Recorder:
         if deliver is not None and page is not None:
             deliver(page)
         return latest
+
+    def rank_all(self, assignment: str, rules: BoardRules) -> None:
+        """Every kept correct submission's feedback pages, with its place among all of them."""
+        kept = self._kept(assignment)
+        board = leaderboard(assignment, kept, rules, str)
+        for report in kept:
+            place = board.standing(report.student) if board is not None else None
+            if place is not None:
+                feedback.write(self.out / report.student, replace(report, standing=place))
+
+    def _standing(self, rules: BoardRules, report: Report) -> Standing | None:
+        """``report``'s place among the kept reports, itself in its student's place."""
+        kept = [r for r in self._kept(report.assignment) if r.student != report.student] + [report]
+        board = leaderboard(report.assignment, kept, rules, str)
+        return board.standing(report.student) if board is not None else None
+
+    def _kept(self, assignment: str) -> list[Report]:
+        try:
+            return read_reports(self.out, assignment).reports
+        except NoResults:
+            return []
 
     def is_latest(self, student: str, timestamp: str | None) -> bool:
         """Whether no later submission of ``student``'s has been kept (one without a time, a

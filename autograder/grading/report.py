@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.profile import Stopwatch
-from ..core.records import ScaledProgram, TestResult
+from ..core.records import ScaledProgram, Standing, TestResult
 
 
 @dataclass
@@ -27,6 +27,9 @@ class Report:
     at_scale: dict[str, ScaledProgram] = field(default_factory=dict)
     # Where this grading's time went; never stored, so results.json stays the same run to run.
     profile: Stopwatch = field(default_factory=Stopwatch, compare=False)
+    # Her place on the class's leaderboard when her feedback was written (``Recorder``): shown
+    # in the feedback, never stored, since it moves as the class submits.
+    standing: Standing | None = field(default=None, compare=False)
 
     @property
     def score(self) -> float:

@@ -9,7 +9,9 @@ the instructor's: they live in ``solutions/pipeline_experts.py``.
 
 from __future__ import annotations
 
-from ..core.tasks import Assignment, Bound, Bounds, Case, Input, Task
+import dataclasses
+
+from ..core.tasks import Assignment, Bound, Bounds, Case, Input, Scale, Task
 from .given.pipeline_experts import MOE_LAYOUTS, PIPELINE_LAYOUTS, moe_cases, pipeline_cases
 
 # The differentiated pipelines' gradients reach tens; their small entries carry the rounding of
@@ -48,6 +50,15 @@ MOE_BOUNDS = {
 }
 
 
+# At a realistic size: 8 stages of a 4096-wide layer, 8 micro-batches of 1024 tokens, bfloat16,
+# a bubble of 7 of 15 steps. Not 32 micro-batches: XLA:CPU takes minutes to compile a pipeline
+# whose steps a loop in Python unrolls that many times.
+PIPELINE_SCALE = Scale(
+    pipeline_cases((("8:i", "i", 8, 1024, 4096, "bfloat16", False),))[0],
+    "8 stages of a 4096-wide layer, 8 micro-batches of 1024 tokens: 7 of its 15 steps a bubble",
+)
+
+
 def _pipeline(
     name: str, points: dict[str, float], sizes: tuple[tuple[str, str, int, int, int, str, bool], ...]
 ) -> Task:
@@ -65,6 +76,7 @@ def _pipeline(
         tolerance=TOLERANCE,
         allowed=frozenset({"ppermute"}),
         neighbours_only=True,
+        at_scale=PIPELINE_SCALE,
     )
 
 
@@ -99,6 +111,10 @@ ASSIGNMENT = Assignment(
             bounds=MOE_BOUNDS,
             # A capacity no expert can overflow, then one that drops tokens.
             cases=moe_cases((("8:i", "i", 16, 8, 16), ("8:i", "i", 16, 8, 2), ("2x4:x,y", "y", 8, 8, 3))),
+            at_scale=Scale(
+                dataclasses.replace(moe_cases((("8:i", "i", 4096, 4096, 640),))[0], dtype="bfloat16"),
+                "8 experts of a 4096-wide layer, 4096 tokens a device, each expert taking 640 from each (1.25x its share)",
+            ),
             inputs=tuple(Input(layout) for layout in MOE_LAYOUTS),
             out_layout=MOE_LAYOUTS[0],
             tolerance=TOLERANCE,

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autograder import specs
 from autograder.core.course import Course
-from autograder.grading import class_report_html
+from autograder.grading import class_report_html, leaderboard
 from autograder.grading.class_report import ClassReport, read_reports, summarise
+from autograder.grading.leaderboard import DEFAULT_RULES, BoardRules
 from classroom.classdir import ClassDir
 from classroom.exchange import policy
 
@@ -35,9 +37,18 @@ class ClassView:
 def class_view(checkout: Course | None, out: Path, assignment: str, classdir: ClassDir | None) -> ClassView:
     """The report from the results under ``out``; the timeline from ``classdir``'s exchange and
     roster and the checkout's rules (its due date), where there is a class."""
-    report = summarise(assignment, read_reports(out, assignment))
+    report = summarise(assignment, read_reports(out, assignment), *_board(checkout, assignment))
     if classdir is None or checkout is None:
         return ClassView(report, None)
     rules = policy.load(checkout.root, assignment)
     now = datetime.datetime.now(datetime.UTC)
     return ClassView(report, class_timeline.timeline(classdir.store, classdir.root / "hub", rules, assignment, now))
+
+
+def _board(checkout: Course | None, assignment: str) -> tuple[BoardRules, str | None]:
+    """The leaderboard the course's jaxcourse.toml asks for, its pseudonyms keyed by the course's
+    secret where the checkout has it (the same pseudonyms in every report of the class)."""
+    if checkout is None:
+        return DEFAULT_RULES, None
+    secret = checkout.salt() if checkout.has_solutions(specs.get(assignment)) else None
+    return leaderboard.load(checkout.root, assignment), secret

@@ -25,7 +25,7 @@ from pathlib import Path
 from autograder.core import logs
 from autograder.core.course import Course
 from autograder.core.errors import JaxcourseError
-from autograder.grading import feedback, notebooks
+from autograder.grading import feedback, leaderboard, notebooks
 from autograder.grading.batch import results_dir
 from autograder.grading.grader import Grader, grader_for
 from autograder.grading.recorder import Recorder
@@ -175,6 +175,7 @@ class GradingService:
             results_dir(self.course, submission.assignment),
             Path(self.grader(submission.assignment).assignment.notebook).stem,
             policy.load(self.course.root, submission.assignment).feedback,
+            leaderboard.load(self.course.root, submission.assignment),  # her rank as she is graded
         )
 
         def deliver(page: Report) -> None:

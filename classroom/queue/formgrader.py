@@ -22,6 +22,7 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
 from autograder.core.course import Course
+from autograder.grading import leaderboard
 from autograder.grading.batch import results_dir
 from autograder.grading.grader import grader_for
 from autograder.grading.recorder import Recorder
@@ -71,7 +72,10 @@ class GradedByTheService(Preprocessor):
         if (report.student, report.assignment) == (student, assignment):  # else it graded nothing of hers
             timestamp = submitted_at(course.nbgrader_root / "submitted" / student / assignment / "timestamp.txt")
             notebook = Path(grader.assignment.notebook).stem
-            Recorder(course.nbgrader_root, results_dir(course, assignment), notebook).record(report, timestamp)
+            board = leaderboard.load(course.root, assignment)
+            Recorder(course.nbgrader_root, results_dir(course, assignment), notebook, board=board).record(
+                report, timestamp
+            )
         return report
 
 

@@ -20,11 +20,10 @@ from autograder.trusted import shard_map as trusted_shard_map
 from autograder.trusted.jobs import Evaluation
 from autograder.trusted.projection import at_scale
 
-from ..helpers.course import REPO
+from ..helpers.course import ASSIGNMENTS, REPO
 from ..helpers.submissions import wrong_submission
 
 CHECKOUT = Course(REPO)
-ASSIGNMENTS = ("01_collectives", "02_sharded_matmul", "04_fsdp_tensor_parallel", "05_transformer_parallel")
 SCALED = [(a, t) for a in ASSIGNMENTS for t in get(a).tasks if t.at_scale is not None]
 BLOCK = 4096 * 4096 * 2  # one device's 4096 tokens of 4096 bfloat16 features
 
@@ -92,6 +91,22 @@ def test_a_part_with_no_case_at_scale_is_refused():
 def test_the_transformer_parts_at_scale_send_their_closed_forms(assignment, task, sent):
     scaled = at_scale(_reference(assignment, task), get(assignment).task(task))
     assert sum(scaled.cost.traffic.values()) == sent
+
+
+def test_a_pipeline_at_scale_hands_on_each_micro_batch_and_returns_the_outputs_round_the_ring():
+    """8 stages, 8 micro-batches of 1024 x 4096 bfloat16: an activation handed on at each of the
+    M + S - 2 steps that have one to hand, then each output passed round the other 7 devices."""
+    task = get("06_pipeline_experts").task("gpipe")
+    scaled = at_scale(_reference("06_pipeline_experts", task.name), task)
+    micro_batch = 1024 * 4096 * 2
+    assert scaled.cost.traffic == {"i": ((8 + 8 - 2) + 8 * 7) * micro_batch}
+
+
+def test_an_expert_layer_at_scale_sends_each_expert_its_capacity_and_takes_it_back():
+    """8 experts, 640 tokens of 4096 bfloat16 features from each device to each of the other 7, and back."""
+    task = get("06_pipeline_experts").task("moe_layer")
+    scaled = at_scale(_reference("06_pipeline_experts", task.name), task)
+    assert scaled.cost.traffic == {"i": 2 * 7 * 640 * 4096 * 2}
 
 
 # ------------------------------------------------------------------ a submission's export, graded

@@ -36,7 +36,7 @@ def _measured(fn, sig, seed):
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_quick_compiles_keep_the_census_and_the_values(assignment, course, monkeypatch):
     grader = grader_for(assignment, course)
-    cases = [p for p in grader.tests if p.sig["kind"] in HARNESS]
+    cases = [p for p in grader.tests if p.sig["kind"] in HARNESS and not p.projected]  # run: no case at scale
     assert cases, f"{assignment} has no array cases"
     for planned in cases:
         fn = course.reference(grader.assignment, planned.task.name)

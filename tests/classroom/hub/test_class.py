@@ -96,6 +96,9 @@ def test_students_fetch_submit_and_each_sees_only_their_own_feedback(hub, course
     assert "feedback for bob" in pages["bob"] and f"Score: {expected:g} / {total(ASSIGNMENT):g}" in pages["bob"]
     assert all(reason in pages["bob"] for reason in WRONG.reasons.values())
     assert "bob" not in pages["alice"] and "alice" not in pages["bob"]
+    # Each function at its realistic size on every machine; a correct submission's rank, a wrong one's none.
+    assert all("<h2>At scale</h2>" in page for page in pages.values())
+    assert "you rank 1 of the 1 correct submissions so far" in pages["alice"] and "Leaderboard:" not in pages["bob"]
     assert store.recorded(unreadable) and "is not UTF-8 text" in store.feedback(unreadable)[ASSIGNMENT]
     # The folder test_attacks.py planted where a half-written upload once stayed is no submission.
     assert ".incoming" not in (hub["classdir"] / "graded" / "recorded.jsonl").read_text()
@@ -191,6 +194,8 @@ def test_the_instructor_reads_the_class_report_in_her_server(hub):
     assert "<h2>Submissions over time</h2>" in page.text and "<polyline" in page.text
     assert "ann_lee" in page.text.split("<h2>Who has not submitted</h2>")[1]  # she wrote a file, submitted nothing
     assert "alice" not in page.text.split("<h2>Who has not submitted</h2>")[1]
+    board = page.text.split("<h2>Leaderboard</h2>")[1].split("<h2>")[0]  # alice's right submission, by pseudonym
+    assert "<td>1</td>" in board and "alice" not in board and "8 x H100 SXM" in board
     assert alice.server("GET", path).status_code == 404
     borrowed = teach.server("GET", path, headers={"Authorization": f"token {alice.token}"}, allow_redirects=False)
     assert borrowed.status_code in (302, 403) and "ann_lee" not in borrowed.text, borrowed.status_code
