@@ -38,7 +38,7 @@ from autograder.core.machines import MACHINES  # noqa: E402
 from autograder.grading.grader import grader_for  # noqa: E402
 from autograder.grading.sandbox import ProcessSandbox  # noqa: E402
 from autograder.grading.scale_view import breakdown  # noqa: E402
-from autograder.harness import shard_map  # noqa: E402
+from autograder.harness.calls import CALLS, signature  # noqa: E402
 from autograder.specs import get  # noqa: E402
 from autograder.trusted.projection import at_scale  # noqa: E402
 from tests.helpers.course import ASSIGNMENTS, copy_course, solved_notebook, write_submission  # noqa: E402
@@ -49,7 +49,7 @@ MIB = 2**20
 def export_seconds(fn, task) -> float:
     """What the sandbox would spend exporting the part at scale (tracing and lowering only)."""
     start = time.perf_counter()
-    shard_map.export(fn, shard_map.signature(task, task.at_scale.case))
+    CALLS[task.kind].in_sandbox(fn, signature(task, task.at_scale.case), {})
     return time.perf_counter() - start
 
 

@@ -73,6 +73,7 @@ class ShardedStepSig(TypedDict):
     paths: list[str]
     inputs: list[InputSig]
     returns: list[str]
+    at_scale: NotRequired[bool]  # the task's realistic size: compiled, never run (trusted/projection.py)
 
 
 Signature = ShardMapSig | PythonSig | LayoutSig | StepSig | ShardedStepSig

@@ -305,8 +305,8 @@ class Task:
     at_scale: Scale | None = None
 
     def __post_init__(self) -> None:
-        if self.at_scale is not None and self.kind != "shard_map":
-            raise ValueError(f"{self.name}: a realistic size is projected for shard_map parts only, not {self.kind}")
+        if self.at_scale is not None and self.kind not in ("shard_map", "sharded_step"):
+            raise ValueError(f"{self.name}: a realistic size is projected for array programs only, not {self.kind}")
 
     @property
     def max_score(self) -> float:

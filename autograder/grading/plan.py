@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 
-from ..core.records import CaseTargets, ShardMapSig, Signature
+from ..core.records import CaseTargets, Signature
 from ..core.tasks import Case, Task, case_id, case_seed
 from ..harness.calls import signature
 
@@ -59,7 +60,7 @@ def projected(assignment: str, task: Task) -> PlannedTest:
     compiles it and never runs it; its seed unsalted, since no input is ever drawn."""
     assert task.at_scale is not None  # and Task refuses one on a kind other than shard_map
     case = task.at_scale.case
-    sig: ShardMapSig = {**signature(task, case, assignment), "at_scale": True}  # type: ignore[typeddict-item]
+    sig = cast(Signature, {**signature(task, case, assignment), "at_scale": True})  # an array kind's, which has the key
     return PlannedTest(
         f"{task.name}/{AT_SCALE}", task, case, sig, case_seed(assignment, task.name, case), projected=True
     )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import pspec
 from ..core.errors import JaxcourseError
 from ..core.mesh import MeshSpec
-from ..core.records import InputSig, ShardMapSig
+from ..core.records import InputSig, ShardedStepSig, ShardMapSig
 from ..core.tasks import Case, Task
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def build(fn: Callable[..., Any], sig: ShardMapSig) -> tuple[Wrapped, list[Any],
     return wrapped, arg_structs(sig, mesh), mesh
 
 
-def arg_structs(sig: ShardMapSig, mesh: Any) -> list[Any]:
+def arg_structs(sig: ShardMapSig | ShardedStepSig, mesh: Any) -> list[Any]:
     """Each input's shape, dtype and sharding on ``mesh``: what a program is lowered for."""
     import jax
     from jax.sharding import NamedSharding

@@ -26,7 +26,7 @@ from ..core import pspec
 from ..core.mesh import MeshSpec
 from ..core.records import ShardedStepSig
 from ..core.tasks import Case, Task
-from .shard_map import input_sigs, jax_dtype
+from .shard_map import arg_structs, input_sigs
 
 if TYPE_CHECKING:
     from jax.stages import Wrapped
@@ -176,12 +176,7 @@ def build(fn: Callable[..., Any], sig: ShardedStepSig) -> tuple[Wrapped, list[An
     import jax
 
     mesh = MeshSpec.parse(sig["mesh"]).build()
-    structs = [
-        jax.ShapeDtypeStruct(
-            tuple(i["shape"]), jax_dtype(i["dtype"]), sharding=jax.NamedSharding(mesh, pspec.from_json(i["spec"]))
-        )
-        for i in sig["inputs"]
-    ]
+    structs = arg_structs(sig, mesh)
     with jax.set_mesh(mesh):  # a step jitted with specs alone resolves them against the task's mesh
         donate = donated(fn, sig, structs)
         step = as_at_the_top_level(fn, sig, structs)

@@ -89,6 +89,10 @@ ASSIGNMENT = Assignment(
                 ),
             },
             cases=FSDP_VISIBLE,
+            at_scale=Scale(
+                mlp_cases((("8:data", 8192, 4096, 16384),), FSDP_LAYOUTS)[0],
+                "a 4096-wide MLP of 16384 trained on 8192 tokens a step, in float32 with its optimizer state, over 8 devices",
+            ),
             inputs=tuple(Input(layout) for layout in FSDP_LAYOUTS),
             tolerance=STEP_TOLERANCE,
             step=Step(FSDP_PATHS, STATE),
@@ -129,6 +133,10 @@ ASSIGNMENT = Assignment(
                 "memory": Bounds(resident=Bound(1.0, HELD)),
             },
             cases=TWO_D_VISIBLE,
+            at_scale=Scale(
+                mlp_cases((("2x4:data,model", 8192, 4096, 16384),), TWO_D_LAYOUTS)[0],
+                "the same MLP and batch on 2 data-parallel groups of 4 tensor-parallel devices",
+            ),
             inputs=tuple(Input(layout) for layout in TWO_D_LAYOUTS[:-1]) + (Input(REPLICATED, "key", "key"),),
             tolerance=STEP_TOLERANCE,
             axis_collectives=(("data", frozenset({"psum"})), ("model", frozenset({"psum"}))),

@@ -1,4 +1,4 @@
-"""A shard_map part's time on real machines at a realistic size: its function compiled at the
+"""An array part's time on real machines at a realistic size: its function compiled at the
 task's ``at_scale`` case from shapes alone (never run, so nothing that size is ever allocated),
 its cost read as a submission's is, and projected by the roofline (``core/roofline.py``).
 
@@ -15,17 +15,26 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..core.dataflow import matmul_waits
 from ..core.hlo import hlo_census
 from ..core.machines import MACHINES
 from ..core.mesh import MeshSpec
 from ..core.quick_compile import compiler_options
-from ..core.records import ProjectedMeasurement, ShardMapSig, ok
+from ..core.records import Measurement, ProjectedMeasurement, ShardedStepSig, ShardMapSig, fail, ok
 from ..core.roofline import Cost, Projection, cost_of, project
 from ..core.tasks import Task
-from ..harness.shard_map import arg_structs, build, signature
+from ..harness import shard_map, sharded_step
+from ..harness.calls import signature
+from ..harness.shard_map import arg_structs
+
+ArraySig = ShardMapSig | ShardedStepSig
+# How each array kind wraps a function: the jitted program, its argument structs, its mesh.
+BUILD: dict[str, Callable[[Callable[..., Any], Any], tuple[Any, list[Any], Any]]] = {
+    "shard_map": shard_map.build,
+    "sharded_step": sharded_step.build,
+}
 
 
 @dataclass(frozen=True)
@@ -47,26 +56,31 @@ class AtScale:
 
 def at_scale(fn: Callable[..., Any], task: Task) -> AtScale:
     """``fn`` (a student's or the reference) compiled at ``task``'s realistic size."""
-    if task.kind != "shard_map" or task.at_scale is None:
-        raise ValueError(f"{task.name} has no case at scale (a shard_map part with at_scale)")
-    wrapped, structs, mesh = build(fn, signature(task, task.at_scale.case))
-    return _compiled(task.name, wrapped, structs, mesh)
+    if task.at_scale is None:
+        raise ValueError(f"{task.name} has no case at scale (an array part with at_scale)")
+    sig = cast(ArraySig, signature(task, task.at_scale.case))  # Task holds a scale to the array kinds
+    return _compiled(sig["function"], *BUILD[sig["kind"]](fn, sig))
 
 
-def reference_record(fn: Callable[..., Any], sig: ShardMapSig) -> dict[str, Any]:
+def reference_record(fn: Callable[..., Any], sig: ArraySig) -> dict[str, Any]:
     """The reference's record at a realistic size: its cost, no value (nothing was run)."""
-    wrapped, structs, mesh = build(fn, sig)
-    return {"cost": _compiled(sig["function"], wrapped, structs, mesh).cost.record()}
+    return {"cost": _compiled(sig["function"], *BUILD[sig["kind"]](fn, sig)).cost.record()}
 
 
-def measured(exported: Any, sig: ShardMapSig, record: dict[str, Any]) -> ProjectedMeasurement:
-    """A submission's exported program (already held to the task's inputs and output sharding)
-    compiled at the realistic size, its cost beside the reference's."""
-    import jax
-
+def measured(call: Any, sig: ArraySig, record: dict[str, Any]) -> ProjectedMeasurement:
+    """A submission's exported program, jitted as its kind runs it (already held to the task's
+    inputs), compiled at the realistic size, its cost beside the reference's."""
     mesh = MeshSpec.parse(sig["mesh"]).build()
-    scaled = _compiled(sig["function"], jax.jit(exported.call), arg_structs(sig, mesh), mesh)
+    scaled = _compiled(sig["function"], call, arg_structs(sig, mesh), mesh)
     return {"values": ok(), "cost": scaled.cost.record(), "reference_cost": record["cost"], "mesh": scaled.mesh}
+
+
+def measured_or_why(call: Any, sig: ArraySig, record: dict[str, Any]) -> Measurement:
+    """``measured``, or why the program could not be costed at scale: a failed case, never scored."""
+    try:
+        return measured(call, sig, record)
+    except Exception as err:  # a loop of unknown length, or a compiler's refusal at that size
+        return {"values": fail(f"failed to compile at scale: {str(err)[:300]}")}
 
 
 def _compiled(name: str, jitted: Any, structs: list[Any], mesh: Any) -> AtScale:

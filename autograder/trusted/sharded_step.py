@@ -17,7 +17,7 @@ from ..core import program_shape
 from ..core.mesh import MeshSpec
 from ..core.records import ArrayMeasurement, Measurement, ShardedStepSig, fail, ok
 from ..harness import sharded_step as harness
-from . import policy, reference
+from . import policy, projection, reference
 from .inputs import make_inputs
 from .jobs import Evaluation, ReferenceJob, References
 from .measure import compare_values, execute, held_per_device, host_value, measured
@@ -31,6 +31,8 @@ def reference_record(job: ReferenceJob, refs: References) -> tuple[dict[str, Any
     """The reference step's record (dtypes, program, what each device holds of each returned
     leaf) and its outputs on the case's inputs."""
     sig = cast(ShardedStepSig, job["sig"])  # this module is handed only its own kind
+    if sig.get("at_scale"):
+        return projection.reference_record(refs.lookup(sig["function"]), sig), {}
     wrapped, _, mesh = harness.build(refs.lookup(sig["function"]), sig)
     outs, structure = execute(wrapped, make_inputs(sig, job["seed"], mesh), mesh)
     values = [host_value(out) for out in outs]
@@ -105,8 +107,10 @@ def measure(test: Evaluation) -> Measurement:
     problems = policy.program_problems(exported, mesh) + input_problems(exported, sig, mesh)
     if problems:
         return policy.refused("; ".join(problems))
-    tolerance = (test["tolerance"][0], test["tolerance"][1])
     call = jax.jit(exported.call, donate_argnums=donated_arguments(exported))
+    if sig.get("at_scale"):
+        return projection.measured_or_why(call, sig, reference.load(test["reference"])[0])
+    tolerance = (test["tolerance"][0], test["tolerance"][1])
     case = _against(call, sig, test["seed"], reference.load(test["reference"]), tolerance)
     case["program"] = program_shape.nodes(exported.mlir_module())
     return case

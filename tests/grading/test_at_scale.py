@@ -52,7 +52,7 @@ def test_each_task_with_a_realistic_size_plans_one_projected_test():
 
 def test_a_realistic_size_is_for_shard_map_parts_only():
     python_task = next(t for t in get("02_sharded_matmul").tasks if t.kind == "python")
-    with pytest.raises(ValueError, match="shard_map parts only"):
+    with pytest.raises(ValueError, match="array programs only, not python"):
         dataclasses.replace(python_task, at_scale=Scale(python_task.cases[0], "why"))
 
 

@@ -14,9 +14,11 @@ from autograder.core.protocol import CallResult
 from autograder.grading.plan import projected
 from autograder.grading.trusted_worker import evaluation
 from autograder.harness import shard_map as harness
+from autograder.harness import sharded_step as sharded_step_harness
 from autograder.specs import get
 from autograder.trusted import reference as record
 from autograder.trusted import shard_map as trusted_shard_map
+from autograder.trusted import sharded_step as trusted_sharded_step
 from autograder.trusted.jobs import Evaluation
 from autograder.trusted.projection import at_scale
 
@@ -107,6 +109,45 @@ def test_an_expert_layer_at_scale_sends_each_expert_its_capacity_and_takes_it_ba
     task = get("06_pipeline_experts").task("moe_layer")
     scaled = at_scale(_reference("06_pipeline_experts", task.name), task)
     assert scaled.cost.traffic == {"i": 2 * 7 * 640 * 4096 * 2}
+
+
+WEIGHT = 4096 * 16384 * 4  # one float32 weight of the 4096-wide MLP of 16384
+LOSS = 4  # the step's loss, one float32 all-reduced over the data-parallel devices
+
+
+def test_an_fsdp_step_at_scale_gathers_each_weight_and_reduce_scatters_its_gradient_once():
+    """Each of the two weights gathered once and its gradient reduce-scattered once, over 8
+    devices: a ring sends 7/8 of the whole each time; and the loss all-reduced. Five matmuls of 1024 x 4096 x 16384 a device
+    (two forward, three backward: no gradient for the input)."""
+    task = get("04_fsdp_tensor_parallel").task("fsdp_step")
+    scaled = at_scale(_reference("04_fsdp_tensor_parallel", task.name), task)
+    assert scaled.cost.traffic == {"data": 4 * 7 / 8 * WEIGHT + 2 * 7 / 8 * LOSS}
+    assert scaled.cost.flops == 5 * 2 * 1024 * 4096 * 16384
+
+
+def test_a_dp_tp_step_at_scale_all_reduces_gradients_over_data_and_activations_over_model():
+    """Each device's quarter of the two weights' gradients all-reduced over the 2 data groups,
+    with the loss, and the 4096 x 4096 float32 output of each group's half of the batch over its 4
+    devices."""
+    task = get("04_fsdp_tensor_parallel").task("dp_tp_step")
+    scaled = at_scale(_reference("04_fsdp_tensor_parallel", task.name), task)
+    assert scaled.cost.traffic == {
+        "data": 2 * 1 / 2 * (2 * WEIGHT / 4 + LOSS),
+        "model": 2 * 3 / 4 * (4096 * 4096 * 4),
+    }
+
+
+def test_the_trusted_worker_costs_an_exported_step_as_the_step_itself(tmp_path):
+    """A training step's artifact, jitted with the donation it declares, costs what the step does."""
+    task = get("04_fsdp_tensor_parallel").task("fsdp_step")
+    fn = _reference("04_fsdp_tensor_parallel", task.name)
+    planned = projected("04_fsdp_tensor_parallel", task)
+    artifact = tmp_path / "at-scale.jaxexport"
+    artifact.write_bytes(sharded_step_harness.in_sandbox(fn, planned.sig, {}))
+    record.save(tmp_path / "reference", {"cost": {"flops": 1.0}})
+    exported: CallResult = {"status": "exported", "artifact": str(artifact)}
+    measured = trusted_sharded_step.measure(evaluation(planned, str(tmp_path / "reference"), exported))
+    assert measured["values"]["ok"] and measured["cost"] == at_scale(fn, task).cost.record()
 
 
 # ------------------------------------------------------------------ a submission's export, graded
