@@ -135,6 +135,11 @@ def _leaderboard(board: Leaderboard) -> str:
         for e in board.entries
     )
     left = f" {board.unranked} graded submissions are not ranked: a part lost its points." if board.unranked else ""
+    if board.doubtful:
+        left += (
+            f" {board.doubtful} correct submissions are not ranked as doubtful: a program at scale did less "
+            "than half the reference's work, which its graded cases never showed."
+        )
     return (
         f"<h2>Leaderboard</h2><p>Correct submissions by their programs' time at a realistic size on "
         f"{escape(board.machine)}, {escape(MODEL)}.{reference}{left}</p>"

@@ -7,6 +7,13 @@ wrong is not fast. Its time is the sum of its functions' projected times, each a
 (``core/roofline.py``), with its signature beside it. Entries are pseudonymous unless the
 instructor asks for names: a pseudonym is a keyed hash of the student's name (the course's
 secret), the same in every report of the class and unguessable from a name. Ties share a rank.
+
+The program at scale is exported for its size and never run, so a function that reads its
+shapes could do less there than on the cases that graded it. A submission whose program at scale
+does less than half the reference's work in FLOPs, memory traffic or bytes sent is left out as
+doubtful: no honest program of these parts does that (the references are near the least each
+part can do: the communication parts allow nothing above them), and one that skips less than
+half its work gains less than twice its speed.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from pathlib import Path
 from ..core import config
 from ..core.errors import JaxcourseError
 from ..core.machines import MACHINES
-from ..core.records import CostRecord, Standing
+from ..core.records import CostRecord, ScaledProgram, Standing
 from .report import Report
 from .scale_view import projections
 
@@ -40,6 +47,7 @@ class BoardRules:
 
 
 DEFAULT_RULES = BoardRules()
+LEAST_WORK = 0.5  # of the reference's FLOPs, memory traffic and bytes sent, at scale
 RULES = {
     "machine": config.one_of(*MACHINES),
     "names": config.Rule(lambda v: isinstance(v, bool), "true or false"),
@@ -48,7 +56,7 @@ RULES = {
 
 def load(root: Path, assignment: str) -> BoardRules:
     """The defaults, then ``[leaderboard]``, then ``[assignments.<assignment>.leaderboard]``."""
-    return config.load(BoardRules(), RULES, root, "leaderboard", assignment, LeaderboardError, key="setting")
+    return config.load(DEFAULT_RULES, RULES, root, "leaderboard", assignment, LeaderboardError, key="setting")
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,7 @@ class Leaderboard:
     reference: float | None  # the reference's summed projected time; None where nothing compiled at scale
     entries: list[Entry]  # fastest first
     unranked: int  # graded submissions left out: a part lost, or a function not compiled at scale
+    doubtful: int = 0  # correct ones left out: a program at scale did less than LEAST_WORK of the reference's
 
     def standing(self, shown: str) -> Standing | None:
         """The place of the entry shown as ``shown``, as its student's feedback says it."""
@@ -95,7 +104,8 @@ def leaderboard(
     functions = sorted({name for r in graded for name in r.at_scale})
     if not functions:
         return None
-    ranked = [r for r in graded if _correct(r) and set(r.at_scale) == set(functions)]
+    complete = [r for r in graded if _correct(r) and set(r.at_scale) == set(functions)]
+    ranked = [r for r in complete if all(map(_does_the_work, r.at_scale.values()))]
     timed = sorted(((_seconds(r, rules.machine), r) for r in ranked), key=lambda t: (t[0][0], shown(t[1].student)))
     entries: list[Entry] = []
     rank = 0
@@ -105,11 +115,24 @@ def leaderboard(
         signature = {name: report.at_scale[name]["cost"] for name in functions}
         entries.append(Entry(rank, shown(report.student), total, each, signature))
     reference = _reference(graded, functions, rules.machine)
-    return Leaderboard(assignment, rules.machine, functions, reference, entries, len(graded) - len(ranked))
+    unranked, doubtful = len(graded) - len(complete), len(complete) - len(ranked)
+    return Leaderboard(assignment, rules.machine, functions, reference, entries, unranked, doubtful)
 
 
 def _correct(report: Report) -> bool:
     return bool(report.tests) and all(t.status == "passed" for t in report.tests)
+
+
+def _does_the_work(scaled: ScaledProgram) -> bool:
+    """Whether a program at scale does at least ``LEAST_WORK`` of the reference's work in each
+    dimension the reference spends in."""
+    yours, theirs = scaled["cost"], scaled["reference"]
+    spent = [
+        (yours["flops"], theirs["flops"]),
+        (yours["hbm_bytes"], theirs["hbm_bytes"]),
+        (sum(yours["traffic"].values()), sum(theirs["traffic"].values())),
+    ]
+    return all(mine >= LEAST_WORK * reference for mine, reference in spent)
 
 
 def _seconds(report: Report, machine: str) -> tuple[float, dict[str, float]]:

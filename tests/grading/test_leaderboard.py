@@ -22,7 +22,7 @@ from autograder.grading.report import Report
 from autograder.grading.scale_view import projections
 from classroom.hub.class_page import class_view
 
-from ..helpers.course import ASSIGNMENT, solved_notebook, write_submission
+from ..helpers.course import ASSIGNMENT, reference_sources, solved_notebook, write_submission
 from ..helpers.submissions import wrong_submission
 
 H100 = BoardRules("8 x H100 SXM")
@@ -65,6 +65,15 @@ def test_correct_submissions_rank_fastest_first_and_ties_share_a_rank():
     assert slow.seconds == projections(reports[0].at_scale["f"], "8 x H100 SXM")[0].total_s
     assert slow.signature == {"f": reports[0].at_scale["f"]["cost"]}  # each entry with its signature
     assert board.reference == projections(reports[0].at_scale["f"], "8 x H100 SXM")[1].total_s
+
+
+def test_a_program_that_does_less_than_half_the_reference_s_work_at_scale_is_doubtful():
+    """Right on every graded case, and at the size no case runs, a tenth of the reference's FLOPs:
+    a function that reads its shapes to do less there. Half the work is still ranked."""
+    idle = _report("idle", {**_cost(), "flops": 0.1 * REFERENCE["flops"]})
+    half = _report("half", {**_cost(), "flops": 0.5 * REFERENCE["flops"], "hbm_bytes": 0.5 * REFERENCE["hbm_bytes"]})
+    board = _board([idle, half, _report("ada", _cost())])
+    assert [e.shown for e in board.entries] == ["half", "ada"] and board.doubtful == 1 and board.unranked == 0
 
 
 def test_a_submission_missing_a_projection_is_not_ranked():
@@ -144,25 +153,42 @@ def test_a_correct_student_s_feedback_says_her_rank_as_she_is_recorded(tmp_path,
     assert "Leaderboard:" not in (tmp_path / "out" / "cy" / "feedback.md").read_text()
 
 
+# Right on every case it is graded on, and at the realistic size (which no case runs) nothing at all.
+# (It reads its input once, so that its export keeps the input's sharding; else it is refused.)
+SHAPE_CHEAT = """
+    if x.shape[0] >= 4096:
+        nothing = jax.lax.psum(x[0, 0] * 0, axis_name)
+        return jnp.zeros((x.shape[0] * jax.lax.axis_size(axis_name), x.shape[1]), x.dtype) + nothing
+"""
+
+
 def test_a_class_graded_for_real_is_ranked_once_it_is_all_graded(course, tmp_path):
     """Two right notebooks (the same programs: a tie), one that sends whole buffers round its ring
-    (right values, lost points: not ranked) and one that raises; then the class report's board."""
+    (right values, lost points: not ranked), one that raises, and one that keeps every point but
+    does nothing at the realistic size (doubtful: not ranked); then the class report's board."""
     submitted = tmp_path / "submitted"
     write_submission(submitted, "ada", solved_notebook(course))
     write_submission(submitted, "bo", solved_notebook(course))
+    header = "def ring_all_gather(x, axis_name):"
+    cheat = reference_sources(ASSIGNMENT)["ring_all_gather"].replace(header, header + SHAPE_CHEAT, 1)
+    write_submission(submitted, "eve", solved_notebook(course, {"ring_all_gather": cheat}))
     waste = wrong_submission(ASSIGNMENT, "ring_all_gather_sends_everything")
     write_submission(submitted, "cy", solved_notebook(course, waste.functions))
     raising = wrong_submission(ASSIGNMENT, "raises_at_import")
     write_submission(submitted, "dee", solved_notebook(course, extra_cell=raising.extra_cell))
     out = tmp_path / "graded"
-    batch.grade_class(ASSIGNMENT, course, submitted, out, jobs=2, progress=False, sandbox="process")
+    run = batch.grade_class(ASSIGNMENT, course, submitted, out, jobs=2, progress=False, sandbox="process")
+    eve = next(r for r in run.reports if r.student == "eve")
+    sent = eve.at_scale["ring_all_gather"]["cost"]["traffic"]["i"]
+    assert eve.score == eve.max_score and sent < 0.01 * eve.at_scale["ring_all_gather"]["reference"]["traffic"]["i"]
     for student in ("ada", "bo"):
         assert "you rank 1 of the 2 correct submissions so far" in (out / student / "feedback.md").read_text()
-    for student in ("cy", "dee"):
+    for student in ("cy", "dee", "eve"):
         assert "Leaderboard:" not in (out / student / "feedback.md").read_text()
     view = class_view(course, out, ASSIGNMENT, None)
     board = view.report.leaderboard
-    assert [e.rank for e in board.entries] == [1, 1] and board.unranked == 1
+    assert [e.rank for e in board.entries] == [1, 1] and board.unranked == 1 and board.doubtful == 1
+    assert "1 correct submissions are not ranked as doubtful" in view.to_html()
     assert {e.shown for e in board.entries} == {pseudonym(s, course.salt()) for s in ("ada", "bo")}
     assert board.entries[0].seconds == board.reference  # the reference's own programs
     assert "<h2>Leaderboard</h2>" in view.to_html()
