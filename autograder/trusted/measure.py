@@ -14,22 +14,40 @@ import numpy as np
 
 from ..core import pspec
 from ..core.dataflow import matmul_waits
+from ..core.errors import JaxcourseError
 from ..core.flops import program_flops
 from ..core.hlo import hlo_census, program_bytes, program_bytes_by_axes, stablehlo_collectives, stablehlo_itemsizes
 from ..core.quick_compile import compiler_options
 from ..core.records import ArrayMeasurement, ProgramStructure, Verdict, fail, ok
 from ..core.roofline import peak_bytes
 
+# The most memory one device may need at its program's peak for the grader to run it. The graded
+# cases are small (their references need kilobytes to megabytes), so only a program that makes
+# its own large arrays comes near: run, it could take the grading machine's memory from everyone.
+MAX_RUN_PEAK = 1 << 30
+
+
+class TooBigToRun(JaxcourseError, ValueError):
+    """A program whose compiled peak is over ``MAX_RUN_PEAK``: refused before it runs."""
+
 
 def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, ProgramStructure]:
-    """Compile ``call`` for ``args``, run it once, and read what its program does. The task's
-    mesh is made the context mesh, whatever mesh the caller's notebook has set globally."""
+    """Compile ``call`` for ``args``, run it once (unless it needs more than ``MAX_RUN_PEAK`` per
+    device), and read what its program does. The task's mesh is made the context mesh, whatever
+    mesh the caller's notebook has set globally."""
     import jax
 
     jitted = call if hasattr(call, "lower") else jax.jit(call)
     with jax.set_mesh(mesh):
         lowered = jitted.lower(*args)
         compiled = lowered.compile(compiler_options(mesh))
+        peak = peak_bytes(compiled)
+        if peak is not None and peak > MAX_RUN_PEAK:
+            raise TooBigToRun(
+                f"needs {peak / 2**30:.1f} GiB per device at its peak, on a case whose inputs are "
+                f"{sum(a.nbytes for a in args) / 2**20:.1f} MiB in all: the grader runs no program over "
+                f"{MAX_RUN_PEAK >> 30} GiB per device; look for an array the function makes that is not its inputs' size"
+            )
         out = compiled(*args)
     asked, hlo = lowered.as_text(), compiled.as_text()
     census = hlo_census(hlo, tuple(mesh.devices.shape), tuple(mesh.axis_names))

@@ -8,8 +8,12 @@ import jax
 import pytest
 
 from autograder.core.mesh import MeshSpec, mesh_signature
+from autograder.grading.plan import plan
+from autograder.grading.trusted_worker import evaluation
 from autograder.harness import shard_map as harness
 from autograder.specs import get
+from autograder.trusted import reference
+from autograder.trusted import shard_map as trusted_shard_map
 from autograder.trusted.job_process import MeshMismatch, check_meshes
 from autograder.trusted.shard_map import artifact_problems
 
@@ -67,3 +71,24 @@ def test_a_mesh_signature_mismatch_is_a_hard_error():
     check_meshes({SIG["mesh"]: ours})
     with pytest.raises(MeshMismatch, match="the sandbox ran on"):
         check_meshes({SIG["mesh"]: {**ours, "device_ids": ours["device_ids"][::-1]}})
+
+
+def test_a_program_that_would_take_the_grader_s_memory_is_refused_before_it_runs(tmp_path):
+    """Right values on a tiny case, and a running sum over a 32768 x 32768 array it makes for
+    itself: 8 GiB per device, 64 GiB on the mesh, more than this machine has. Run, it would take
+    the grading machine from every other student; its compiled peak refuses it first."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    def hog(x, axis):
+        held = jnp.cumsum(jnp.broadcast_to(x[0, 0].astype(jnp.float32), (2**15, 2**15)), axis=0)
+        return _gather(x, axis) + 0 * held[-1, -1].astype(x.dtype)
+
+    planned = plan("01_collectives", (TASK,), "", lambda t, c: {})[0]  # 8:i, bfloat16
+    artifact = tmp_path / "hog.jaxexport"
+    artifact.write_bytes(harness.export(hog, planned.sig))
+    reference.save(tmp_path / "reference", {"dtype": "bfloat16", "structure": {}}, {"value": np.zeros(1)})
+    entry = evaluation(planned, str(tmp_path / "reference"), None)
+    measured = trusted_shard_map.measure({**entry, "failure": "", "artifact": str(artifact)})
+    message = measured["values"]["message"]
+    assert message.startswith("failed to run: needs 8.0 GiB per device at its peak") and "over 1 GiB" in message
