@@ -103,9 +103,14 @@ def test_the_release_ships_the_visible_cases_records_and_nothing_else(course, tm
             ), test.id
         tasks = tuple(t.with_hidden(unsalted.hidden_cases(t)) for t in spec.tasks)
         hidden = [t for t in plan(spec.name, tasks, "", unsalted.targets) if t.case.hidden]
-        graded = plan(spec.name, tasks, course.salt(), unsalted.targets)
+        # A program at scale draws no input (it is compiled, never run): the grader's and the
+        # student's are the same test, and its record holds the reference's cost, no value.
+        graded = [t for t in plan(spec.name, tasks, course.salt(), unsalted.targets) if not t.projected]
         never = {record_key(t.sig, t.seed) for t in hidden + graded}
         assert not never & {p.stem for p in store.iterdir()}, spec.name
+        for test in (t for t in visible if t.projected):
+            shipped, arrays = records.load(store / record_key(test.sig, test.seed))
+            assert set(shipped) == {"cost", "targets"} and not arrays, test.id
 
 
 @pytest.mark.parametrize("assignment", RELEASED)
