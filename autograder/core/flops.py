@@ -68,6 +68,13 @@ class _Counter:
         return total
 
 
+def is_matmul(ins: Instr) -> bool:
+    """Whether ``ins`` is a matmul or a convolution, as XLA left it or as a library call."""
+    if ins.op == "custom-call":
+        return bool(_GEMM_TARGET_RE.search(ins.attrs) or _CONV_TARGET_RE.search(ins.attrs))
+    return ins.op in ("dot", "convolution")
+
+
 def _own(ins: Instr, types: dict[str, str]) -> float:
     """The instruction's own FLOPs: a dot's, a convolution's, a cuBLAS matmul's or a cuDNN
     convolution's; 0 otherwise."""

@@ -119,9 +119,6 @@ class Census:
     # (their ring algorithms send to neighbours).
     link_values_per_device: float | None = 0
     farthest_hops: int = 0  # the most links one collective-permute pair crosses
-    # Each collective-permute's source-target pairs, as often as it runs, in the module's order
-    # (a ring's steps), the first PERMUTES_KEPT of them: what a picture of the ring draws.
-    permutes: list[list[tuple[int, int]]] = field(default_factory=list)
     # Given the mesh's axis names: the axes each collective spans ("data", "data,model"), and how
     # often each kind runs across them; "" for one that spans no axis (a group of one device).
     by_axes: dict[str, Counter[str]] = field(default_factory=dict)
@@ -138,7 +135,6 @@ class Census:
             "link_values_per_device": self.link_values_per_device,
             "farthest_hops": self.farthest_hops,
             "by_axes": {axes: dict(counts) for axes, counts in self.by_axes.items()},
-            "permutes": [[[s, t] for s, t in pairs] for pairs in self.permutes],
         }
 
 
@@ -174,8 +170,6 @@ def hlo_census(
             if op == "collective-permute":
                 hops = _farthest_hops(ins.attrs, shape)
                 census.farthest_hops = max(census.farthest_hops, hops)
-                kept = PERMUTES_KEPT - len(census.permutes)
-                census.permutes += [permute_pairs(ins.attrs)] * max(0, min(times, kept))
             for elements, itemsize in _result_arrays(ins):
                 values += fraction * elements
                 nbytes += fraction * elements * itemsize
@@ -191,9 +185,6 @@ def hlo_census(
     else:
         census.values_per_device, census.bytes_per_device, census.link_values_per_device = values, nbytes, links
     return census
-
-
-PERMUTES_KEPT = 64  # steps a ring's picture draws at most
 
 
 def permute_pairs(attrs: str) -> list[tuple[int, int]]:
@@ -224,7 +215,7 @@ def spanned_axes(op: str, attrs: str, mesh_shape: tuple[int, ...], axis_names: t
     """The mesh axes along which the devices of one group of this collective differ, in mesh
     order: a psum over ``model`` on a ``data x model`` mesh spans ``model`` only."""
     varying: set[int] = set()
-    for group in _device_groups(op, attrs, prod(mesh_shape)):
+    for group in device_groups(op, attrs, prod(mesh_shape)):
         coords = [_coords(device, mesh_shape) for device in group]
         varying |= {axis for axis in range(len(mesh_shape)) if len({c[axis] for c in coords}) > 1}
     return [axis_names[axis] for axis in sorted(varying)]
@@ -245,7 +236,7 @@ _IOTA_GROUPS_RE = re.compile(r"replica_groups=\[([\d,]+)\]<=" + _IOTA)
 _EXPLICIT_GROUPS_RE = re.compile(r"replica_groups=\{((?:\{[\d,]*\},?)*)\}")
 
 
-def _device_groups(op: str, attrs: str, devices: int) -> list[list[int]]:
+def device_groups(op: str, attrs: str, devices: int) -> list[list[int]]:
     """The groups of devices a collective runs over: a collective-permute's pairs, explicit
     replica groups, the iota form ``[G,S]<=[dims]T(perm)``, or the partitioner's named form
     (``mesh['axis_0'=2,'axis_1'=4], device_ids=([2,4]T(1,0)) {'axis_0'}``); every device when

@@ -29,19 +29,21 @@ ARRAY_RE = re.compile(r"\b(" + "|".join(ITEMSIZE) + r")\[([\d,]*)\]")
 # A computation's header: ``ENTRY %main (a: f32[8]) -> f32[8] {`` as XLA prints one; XLA's own
 # tests also write ``ENTRY main {`` and ``add {`` (no signature) and indent them.
 _HEADER_RE = re.compile(r"^\s*(ENTRY\s+)?%?([\w.\-]+)\s*(?:\(.*)?\{\s*$")
-_INSTR_RE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
+_INSTR_RE = re.compile(r"^\s*(ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
 _OPERAND_RE = re.compile(r"%([\w.\-]+)")
 
 
 @dataclass
 class Instr:
     """One instruction: its name, its op (``dot``, ``all-gather-start``...), its result type and
-    everything after the op's opening parenthesis (operands, then attributes)."""
+    everything after the op's opening parenthesis (operands, then attributes); ``root`` where
+    it is its computation's result."""
 
     name: str
     op: str
     result_type: str
     attrs: str
+    root: bool = False
 
     def operands(self) -> list[str]:
         """The names of the instruction's operands, in order."""
@@ -73,11 +75,11 @@ def parse_module(text: str) -> Module:
             continue
         instr = _INSTR_RE.match(line)
         if current is not None and instr:
-            current.append(_split_instr(instr.group(1), instr.group(2)))
+            current.append(_split_instr(instr.group(2), instr.group(3), bool(instr.group(1))))
     return Module(comps, entry, partitions)
 
 
-def _split_instr(name: str, rest: str) -> Instr:
+def _split_instr(name: str, rest: str, root: bool) -> Instr:
     rest = rest.strip()
     if rest.startswith("("):
         end = closing_paren(rest) + 1
@@ -85,7 +87,7 @@ def _split_instr(name: str, rest: str) -> Instr:
     else:
         result_type, _, rest = rest.partition(" ")
     op, _, attrs = rest.partition("(")
-    return Instr(name, op.strip(), result_type, attrs)
+    return Instr(name, op.strip(), result_type, attrs, root)
 
 
 def closing_paren(text: str) -> int:

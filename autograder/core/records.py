@@ -100,6 +100,18 @@ def fail(message: str) -> Verdict:
     return {"ok": False, "message": message}
 
 
+class Timeline(TypedDict):
+    """A program's steps (its collective-permutes and all-to-alls, as it runs them), each as its
+    [source, target] pairs and, per pair, the devices whose inputs the sent value was made from;
+    and per slot (before the first step, then after each) per device, the devices whose inputs its
+    matmuls read (None: it runs none there)."""
+
+    kinds: list[str]
+    steps: list[list[list[int]]]
+    carried: list[list[list[int]]]
+    computes: list[list[list[int] | None]]
+
+
 class Census(TypedDict, total=False):
     """Collectives a compiled program runs, and what one device sends."""
 
@@ -112,7 +124,7 @@ class Census(TypedDict, total=False):
     farthest_hops: int  # the most links one collective-permute pair crosses
     asked: dict[str, int]  # train_step: collectives the lowered program asks for (HLO spelling)
     by_axes: dict[str, dict[str, int]]  # mesh axes a collective spans ("data", "data,model") -> counts
-    permutes: list[list[list[int]]]  # each collective-permute's [source, target] pairs, as it runs
+    timeline: Timeline | None  # what each device sends and multiplies, step by step (core/timeline.py)
 
 
 class TrafficFigure(TypedDict):
@@ -157,14 +169,19 @@ class MemoryFigure(TypedDict):
 
 
 class RingFigure(TypedDict):
-    """What every device sends at each step of a ring, from its compiled collective-permutes:
-    steps across, devices down; ``far`` the [step, source, target] sends past a neighbour."""
+    """What every device sends and multiplies at each step of a program that passes blocks on, from
+    its compiled collective-permutes and all-to-alls (a ``Timeline``): steps across, devices down;
+    ``far`` the [step, source, target] permutes past a neighbour. A figure from a results file
+    written before ``kinds`` has only permutes, and neither labels nor matmuls."""
 
     kind: Literal["ring"]
     devices: int
     steps: list[list[list[int]]]
     far: list[list[int]]
     case: str
+    kinds: NotRequired[list[str]]
+    carried: NotRequired[list[list[list[int]]]]
+    computes: NotRequired[list[list[list[int] | None]]]
 
 
 # A picture for a student's feedback, made on the trusted side, drawn by grading/figures.py.

@@ -119,55 +119,112 @@ def _overlap(figure: OverlapFigure) -> str:
 
 # ---------------------------------------------------------------- a ring, step by step
 
-STEP, ROW, LEFT = 44, 22, 70
-NEIGHBOUR, FAR = "#57606a", "#cf222e"
+STEP, ROW, LEFT = 56, 24, 70
+NEIGHBOUR, FAR, EXCHANGE, MATMUL = "#57606a", "#cf222e", "#8c959f", "#0969da"
 
 
 def _ring(figure: RingFigure) -> str:
-    """Steps across, devices down: at each step an arrow from each sending device to the one it
-    sends to; an arrow past a neighbour is red, with its step and devices in its title."""
+    """Steps across, devices down. At each step an arrow from each sending device to the one it
+    sends to, labelled with whose inputs it carries (an arrow past a neighbour is red); between
+    steps a blue square where a device runs a matmul that could start there."""
     devices, steps = int(figure["devices"]), figure["steps"]
+    kinds = figure.get("kinds", ["collective-permute"] * len(steps))
+    unlabelled: list[list[list[int]]] = [[[] for _ in pairs] for pairs in steps]
+    carried = figure.get("carried", unlabelled)
     far = {(int(i), int(s), int(t)) for i, s, t in figure["far"]}
     top = 44
+
+    def x(slot: int) -> int:
+        return LEFT + STEP * slot
 
     def y(device: int) -> int:
         return top + ROW * device + ROW // 2
 
     rows = "".join(
         f'<text x="0" y="{y(d) + 4}" font-size="11">device {d}</text>'
-        f'<line x1="{LEFT}" y1="{y(d)}" x2="{LEFT + STEP * len(steps)}" y2="{y(d)}" stroke="#d0d7de"/>'
+        f'<line x1="{x(0)}" y1="{y(d)}" x2="{x(len(steps))}" y2="{y(d)}" stroke="#d0d7de"/>'
         for d in range(devices)
     )
     ticks = "".join(
-        f'<text x="{LEFT + STEP * i + STEP // 2}" y="{top - 6}" font-size="11" text-anchor="middle">{i + 1}</text>'
+        f'<text x="{x(i) + STEP // 2}" y="{top - 6}" font-size="11" text-anchor="middle">{i + 1}</text>'
         for i in range(len(steps))
     )
-    arrows = []
-    for i, pairs in enumerate(steps):
-        for s, t in pairs:
-            wrong = (i, int(s), int(t)) in far
-            colour, cls = (FAR, "far") if wrong else (NEIGHBOUR, "near")
-            said = escape(f"step {i + 1}: device {s} sends to device {t}" + (", past its neighbours" if wrong else ""))
-            arrows.append(
-                f'<line class="{cls}" x1="{LEFT + STEP * i + 6}" y1="{y(int(s))}" x2="{LEFT + STEP * (i + 1) - 8}" '
-                f'y2="{y(int(t))}" stroke="{colour}" stroke-width="{2.5 if wrong else 1.2}" '
-                f'marker-end="url(#{cls})"><title>{said}</title></line>'
-            )
+    arrows = [
+        _arrow(i, int(s), int(t), origins, kinds[i], (i, int(s), int(t)) in far, x, y, devices)
+        for i, pairs in enumerate(steps)
+        for (s, t), origins in zip(pairs, carried[i])
+    ]
+    squares = [
+        _matmul(slot, d, read, len(steps), x(slot), y(d), devices)
+        for slot, reads in enumerate(figure.get("computes", []))
+        for d, read in enumerate(reads)
+        if read is not None
+    ]
     markers = "".join(
         f'<marker id="{cls}" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="6" markerHeight="6" '
         f'orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="{colour}"/></marker>'
-        for cls, colour in (("near", NEIGHBOUR), ("far", FAR))
+        for cls, colour in (("near", NEIGHBOUR), ("far", FAR), ("exchange", EXCHANGE))
     )
-    title = escape(f"what each device sends at each step, on {figure.get('case', 'this case')}")
+    said = f"what each device sends and multiplies at each step, on {figure.get('case', 'this case')}"
+    title = escape(said)
     note = f"{len(far)} sends past a neighbour, in red" if far else "every send goes to a neighbour"
-    height = top + ROW * devices + 24
+    if "all-to-all" in kinds:
+        note = "an all-to-all: each device sends a piece to every other" + (f"; {note}" if far else "")
+    key = "each arrow is labelled with the devices whose inputs it carries; a blue square is a matmul that could start there"
+    height = top + ROW * devices + 40
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(LEFT + STEP * len(steps) + 10, 480)}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(x(len(steps)) + 20, 7 * len(said), 640)}" '
         f'height="{height}" role="img" aria-label="{title}"><title>{title}</title><defs>{markers}</defs>'
         f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text>'
-        f'<text x="0" y="{top - 6}" font-size="11">step</text>{ticks}{rows}{"".join(arrows)}'
-        f'<text x="0" y="{height - 6}" font-size="11">{escape(note)}</text></svg>'
+        f'<text x="0" y="{top - 6}" font-size="11">step</text>{ticks}{rows}{"".join(arrows)}{"".join(squares)}'
+        f'<text x="0" y="{height - 22}" font-size="11">{escape(note)}</text>'
+        f'<text x="0" y="{height - 6}" font-size="11">{escape(key)}</text></svg>'
     )
+
+
+def _arrow(step: int, s: int, t: int, origins: list[int], kind: str, wrong: bool, x: Any, y: Any, devices: int) -> str:
+    """One send: a line from the source's row to the target's across the step, labelled at its
+    head with whose inputs it carries; an all-to-all's many lines are drawn faint and unlabelled."""
+    exchange = kind == "all-to-all"
+    colour, cls = (FAR, "far") if wrong else (EXCHANGE, "exchange") if exchange else (NEIGHBOUR, "near")
+    what = f", what was made from the inputs of {_devices(origins, devices)}" if origins else ""
+    said = f"step {step + 1}: device {s} sends to device {t}" + (", past its neighbours" if wrong else "") + what
+    x1, x2 = x(step) + 8, x(step + 1) - 10
+    label = (
+        f'<text class="carried" x="{x2 - 10}" y="{y(t) - 4}" font-size="9" text-anchor="end">'
+        f"{escape(_short(origins, devices))}</text>"
+        if origins and not exchange
+        else ""
+    )
+    return (
+        f'<line class="{cls}" x1="{x1}" y1="{y(s)}" x2="{x2}" y2="{y(t)}" stroke="{colour}" '
+        f'stroke-width="{2.5 if wrong else 1.2}" stroke-opacity="{0.45 if exchange else 1}" '
+        f'marker-end="url(#{cls})"><title>{escape(said)}</title></line>{label}'
+    )
+
+
+def _matmul(slot: int, device: int, read: list[int], steps: int, cx: int, cy: int, devices: int) -> str:
+    when = "before the first step" if slot == 0 else f"after step {slot}" if slot < steps else "after the last step"
+    said = f"{when}: device {device} runs a matmul on the inputs of {_devices(read, devices)}"
+    return (
+        f'<rect class="matmul" x="{cx - 5}" y="{cy - 5}" width="10" height="10" fill="{MATMUL}">'
+        f"<title>{escape(said)}</title></rect>"
+    )
+
+
+def _devices(origins: list[int], devices: int) -> str:
+    if len(origins) == devices:
+        return "every device"
+    return ("device " if len(origins) == 1 else "devices ") + ", ".join(map(str, origins))
+
+
+def _short(origins: list[int], devices: int) -> str:
+    """A label that fits an arrow: "3", "0,5", "0-3", "all"."""
+    if len(origins) == devices:
+        return "all"
+    if len(origins) > 2 and origins == list(range(origins[0], origins[-1] + 1)):
+        return f"{origins[0]}-{origins[-1]}"
+    return ",".join(map(str, origins))
 
 
 # ---------------------------------------------------------------- where blocks live

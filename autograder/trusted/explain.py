@@ -79,7 +79,8 @@ def figure(task: Task, part: str, visible: ArrayMeasured, correct: ArrayMeasured
             )
         if task.overlapped:
             return _overlap_figure(shown)
-        return ring_figure(shown[0][0], shown[0][1]["census"]) if task.neighbours_only and shown else None
+        passes_blocks = task.neighbours_only or "all_to_all" in (task.allowed or ())
+        return ring_figure(shown[0][0], shown[0][1]["census"]) if passes_blocks and shown else None
     if part == "memory":
         return _memory_figure(task, shown)
     if part != "communication" or not shown:
@@ -107,14 +108,28 @@ def _traffic_figure(
 
 
 def ring_figure(case: Case, census: Census) -> RingFigure | None:
-    """What each device sends at each step of ``case``'s program, from its collective-permutes,
-    with the sends that pass a neighbour on the torus of the case's mesh; None without a permute."""
-    steps = census.get("permutes", [])
-    if not steps:
+    """What each device sends and multiplies at each step of ``case``'s program, with the permutes
+    that pass a neighbour on the torus of the case's mesh; None without a permute or all-to-all."""
+    timeline = census.get("timeline")
+    if not timeline:
         return None
-    shape = case.mesh_spec.shape
-    far = [[i, s, t] for i, pairs in enumerate(steps) for s, t in pairs if torus_hops(s, t, shape) > 1]
-    return {"kind": "ring", "devices": math.prod(shape), "steps": steps, "far": far, "case": case.label()}
+    shape, steps, kinds = case.mesh_spec.shape, timeline["steps"], timeline["kinds"]
+    far = [
+        [i, s, t]
+        for i, pairs in enumerate(steps)
+        for s, t in pairs
+        if kinds[i] == "collective-permute" and torus_hops(s, t, shape) > 1
+    ]
+    return {
+        "kind": "ring",
+        "devices": math.prod(shape),
+        "steps": steps,
+        "far": far,
+        "case": case.label(),
+        "kinds": kinds,
+        "carried": timeline["carried"],
+        "computes": timeline["computes"],
+    }
 
 
 def _overlap_figure(shown: ArrayMeasured) -> OverlapFigure | None:

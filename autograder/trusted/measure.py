@@ -20,6 +20,7 @@ from ..core.hlo import hlo_census, program_bytes, program_bytes_by_axes, stableh
 from ..core.quick_compile import compiler_options
 from ..core.records import ArrayMeasurement, ProgramStructure, Verdict, fail, ok
 from ..core.roofline import peak_bytes
+from ..core.timeline import timeline
 
 # The most memory one device may need at its program's peak for the grader to run it. The graded
 # cases are small (their references need kilobytes to megabytes), so only a program that makes
@@ -54,7 +55,7 @@ def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, 
     itemsizes = stablehlo_itemsizes(asked)
     structure: ProgramStructure = {
         "asked": dict(stablehlo_collectives(asked)),
-        "census": {**census.to_json(), "program_bytes": program_bytes(census, itemsizes)},
+        "census": {**census.to_json(), "program_bytes": program_bytes(census, itemsizes), "timeline": timeline(hlo)},
         "out_spec": pspec.of_array(out),
         "matmul_waits": matmul_waits(asked),
         "signature": {

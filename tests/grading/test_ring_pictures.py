@@ -15,7 +15,9 @@ from autograder.core.records import TestResult
 from autograder.grading.feedback import to_html
 from autograder.grading.figures import svg
 from autograder.grading.report import Report
+from autograder.grading.self_check import find_task
 from autograder.specs.given import pipeline_experts
+from autograder.trusted import explain
 
 from ..helpers.course import reference_sources
 from ..helpers.images import chromium_or_skip
@@ -60,6 +62,59 @@ def test_a_pipeline_passes_its_activations_one_stage_on():
     assert ring is not None and ring["far"] == [] and len(ring["steps"]) > 1
 
 
+def _labels(picture: str) -> list[str]:
+    return [text.text or "" for text in ET.fromstring(picture).iter(f"{SVG}text") if text.get("class") == "carried"]
+
+
+def test_each_arrow_says_whose_block_it_carries_so_forwarding_differs_from_sending_one_s_own():
+    right = probe(_function("01_collectives", "ring_all_gather")).ring
+    wrong = probe(_function("01_collectives", "ring_all_gather", "ring_direct_sends")).ring
+    assert right is not None and wrong is not None
+    assert right["carried"] == [[[(s - k) % 8] for s, _ in pairs] for k, pairs in enumerate(right["steps"])]
+    assert wrong["carried"] == [[[s] for s, _ in pairs] for pairs in wrong["steps"]]
+    assert _labels(svg(right))[8:16] == [str((s - 1) % 8) for s in range(8)]
+
+
+def test_a_collective_matmul_multiplies_each_block_in_the_step_it_arrives():
+    ring = probe(_function("02_sharded_matmul", "collective_matmul_allgather")).ring
+    assert ring is not None and len(ring["steps"]) == 7
+    assert ring["computes"] == [[sorted({d, (d - k) % 8}) for d in range(8)] for k in range(8)]
+    squares = [r for r in ET.fromstring(svg(ring)).iter(f"{SVG}rect") if r.get("class") == "matmul"]
+    assert len(squares) == 64
+    assert "after step 3: device 5 runs a matmul on the inputs of devices 2, 5" in svg(ring)
+
+
+def test_the_experts_exchange_is_drawn_from_its_two_all_to_alls_in_the_feedback():
+    moe = probe(_function("06_pipeline_experts", "moe_layer", given=pipeline_experts)).ring
+    assert moe is not None and moe["kinds"] == ["all-to-all", "all-to-all"] and moe["far"] == []
+    assert all(len(pairs) == 56 for pairs in moe["steps"])
+    assert moe["carried"][0] == [[s] for s, _ in moe["steps"][0]]  # each device's tokens, to each expert
+    assert moe["computes"][1] == [list(range(8))] * 8  # each expert multiplies tokens from every device
+    picture = svg(moe)
+    assert "each device sends a piece to every other" in picture and _arrows(picture) == {"near": 0, "far": 0}
+
+
+def test_the_experts_technique_part_is_explained_by_their_exchange():
+    moe_layer = find_task("moe_layer")[1]
+    case = moe_layer.cases[0]
+    census = {
+        "timeline": {
+            "kinds": ["all-to-all"],
+            "steps": [[[0, 1], [1, 0]]],
+            "carried": [[[0], [1]]],
+            "computes": [[None, None], [[0, 1], [0, 1]]],
+        }
+    }
+    measured = [(case, {"values": {"ok": True}, "census": census})]
+    figure = explain.figure(moe_layer, "technique", measured, measured)  # type: ignore[arg-type]
+    assert figure is not None and figure["kind"] == "ring" and figure["kinds"] == ["all-to-all"]
+
+
+def test_a_figure_from_an_older_results_file_still_draws():
+    picture = svg({"kind": "ring", "devices": 2, "steps": [[[0, 1]], [[1, 0]]], "far": [], "case": "old"})
+    assert _arrows(picture) == {"near": 2, "far": 0} and _labels(picture) == []
+
+
 def test_the_picture_is_in_the_feedback_and_in_probe_s_notebook_view():
     wrong = probe(_function("01_collectives", "ring_all_gather", "ring_direct_sends"))
     test = TestResult("ring_all_gather: technique", "t", 0.0, 3.0, "failed", "sends past", "visible", wrong.ring)
@@ -80,6 +135,7 @@ def pictures(tmp_path_factory):
         "right": probe(_function("01_collectives", "ring_all_gather")).ring,
         "wrong": probe(_function("01_collectives", "ring_all_gather", "ring_direct_sends")).ring,
         "pipeline": probe(_function("06_pipeline_experts", "gpipe", given=pipeline_experts)).ring,
+        "experts": probe(_function("06_pipeline_experts", "moe_layer", given=pipeline_experts)).ring,
     }
     page = tmp_path_factory.mktemp("pictures") / "rings.html"
     page.write_text(
@@ -97,10 +153,20 @@ def test_a_browser_draws_every_arrow_and_the_wrong_ones_in_red(pictures):
         "document.querySelectorAll(`#${id} line[class]`)).map(l => [l.getAttribute('class'), "
         "getComputedStyle(l).stroke, l.getBoundingClientRect().width > 0])]))"
     )
+    shown = (
+        "Object.fromEntries(['right', 'wrong', 'pipeline', 'experts'].map(id => [id, ['text.carried', "
+        "'rect.matmul', 'line.exchange'].map(q => Array.from(document.querySelectorAll(`#${id} ${q}`))"
+        ".filter(e => e.getBoundingClientRect().width > 0).length)]))"
+    )
     with chromium(pictures.as_uri()) as page:
-        found = page.wait_for(f"document.querySelectorAll('svg').length === 3 && {drawn}", "the three pictures")
+        found = page.wait_for(f"document.querySelectorAll('svg').length === 4 && {drawn}", "the four pictures")
+        labels = page.wait_for(shown, "the labels, matmuls and exchanges")
     assert {kind for kind, _, _ in found["right"]} == {"near"} and len(found["right"]) == 56
     assert all(shown for _, _, shown in found["right"] + found["wrong"] + found["pipeline"])
     red = {colour for kind, colour, _ in found["wrong"] if kind == "far"}
     assert red == {"rgb(207, 34, 46)"} and any(kind == "near" for kind, _, _ in found["wrong"])
     assert {kind for kind, _, _ in found["pipeline"]} == {"near"}
+    # [arrow labels, matmul squares, all-to-all lines] each picture shows
+    assert labels["right"] == labels["wrong"] == [56, 0, 0]
+    assert labels["pipeline"][0] == len(found["pipeline"]) and labels["pipeline"][1] > 0
+    assert labels["experts"] == [0, 24, 112]  # routing, the experts, combining: 8 devices each
