@@ -33,12 +33,13 @@ from ..core.records import ArrayMeasurement, Measurement, ProjectedMeasurement, 
 from ..core.tasks import Assignment, Task
 from ..harness.layouts import layout_label
 from ..trusted import reference as records
+from ..trusted.jobs import waits
 from ..trusted.judges import score_task
 from . import expected, limits, references
 from . import notebooks as nbio
 from .measured import MeasuredPrograms
 from .package import UNTRUSTED_SIDE, code_text
-from .plan import plan
+from .plan import PlannedTest, plan
 from .references import Provider
 from .report import Report
 from .sandbox import CompileCache, Sandbox
@@ -297,9 +298,15 @@ class Grader:
         with watch.phase("trusted: all"):
             with watch.phase("reference cache"):  # computed by the first submission, shared by the rest
                 _ = self.references
-            entries = [evaluation(p, self.references[p.id], results["tests"].get(p.id)) for p in self.tests]
+            entries = [
+                evaluation(p, self.references[p.id], results["tests"].get(p.id), self.cases_of(p)) for p in self.tests
+            ]
             done = self.measured.reused(entries, results["meshes"])
             watch.count("measurements reused", len(done))
+            verdicts = {i: m["values"]["ok"] for i, m in done.items()}  # a program at scale waits for these too
+            done.update(
+                {e["id"]: w for e in entries if e["id"] not in done and (w := waits(e.get("after", []), verdicts))}
+            )
             pending = [e for e in entries if e["id"] not in done]
             worker = TrustedWorker(work, self.num_devices, self.compile_cache, self.startup, self.test_timeout)
             try:
@@ -310,6 +317,12 @@ class Grader:
                 shown = "the grader's worker stopped early" if self._ids(hidden=True) & set(err.pending) else str(err)
                 raise Stop("error", shown) from None
             return done
+
+    def cases_of(self, planned: PlannedTest) -> list[str]:
+        """What a program at scale waits for: its function's cases (none for a case itself)."""
+        if not planned.projected:
+            return []
+        return [p.id for p in self.tests if p.task is planned.task and not p.projected]
 
     def _mesh_mismatch(self, message: str) -> str:
         """The worker's words name the mesh; a hidden case's mesh is not named to the student."""

@@ -42,10 +42,12 @@ class MeasuredPrograms:
         return found
 
     def remember(self, entries: list[Evaluation], meshes: dict[str, Any], measured: dict[str, Measurement]) -> None:
-        """Keep what the worker measured (not what the grader blamed on a hang or a crash)."""
+        """Keep what the worker measured (not what the grader blamed on a hang or a crash, nor a
+        program at scale left uncosted: another submission's same program may have right values)."""
         for entry in entries:
-            if entry["id"] in measured:
-                self._put(_key(entry, meshes), measured[entry["id"]])
+            record = measured.get(entry["id"])
+            if record is not None and (not entry["sig"].get("at_scale") or "cost" in record):
+                self._put(_key(entry, meshes), record)
 
     def _get(self, key: str) -> Measurement | None:
         with self._lock:

@@ -6,6 +6,7 @@ worker that hangs or crashes is blamed on the test it was on, and started again 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -87,9 +88,12 @@ def _blame(pending: list[Evaluation], hung: bool) -> dict[str, Measurement]:
     return {t["id"]: {"values": {"ok": False, "message": f"the exported program {why}"}} for t in blamed}
 
 
-def evaluation(planned: PlannedTest, reference: str, result: CallResult | None) -> Evaluation:
-    """One case for the trusted worker: its call, seed and reference record, and what the
-    sandbox gave for it (an artifact's host path, a plain value, or why it gave neither)."""
+def evaluation(
+    planned: PlannedTest, reference: str, result: CallResult | None, after: Sequence[str] = ()
+) -> Evaluation:
+    """One case for the trusted worker: its call, seed and reference record, the cases whose
+    values it waits for (a program at scale), and what the sandbox gave for it (an artifact's
+    host path, a plain value, or why it gave neither)."""
     entry: Evaluation = {
         "id": planned.id,
         "sig": planned.sig,
@@ -97,6 +101,8 @@ def evaluation(planned: PlannedTest, reference: str, result: CallResult | None) 
         "reference": reference,
         "tolerance": list(planned.task.tolerance_for(planned.case.dtype)),
     }
+    if after:
+        entry["after"] = list(after)
     if result is None:
         entry["failure"] = "the runner produced no result for this case"
     elif result["status"] == "exported":

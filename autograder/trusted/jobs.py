@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, TypedDict, final
 
-from ..core.records import CaseTargets, Measurement, Signature
+from ..core.records import CaseTargets, Measurement, Signature, fail
 from ..core.tasks import Case
 from ..harness.layouts import LayoutRuns
 
@@ -36,6 +36,21 @@ class Evaluation(TypedDict, total=False):
     result: dict[str, Any]
     failure: str
     varying: list[str]
+    # A program at scale: the ids of its function's cases, whose values must all be right for it
+    # to be compiled (its time means nothing otherwise).
+    after: list[str]
+
+
+WAITS = "not projected at scale: its values are not right yet"
+
+
+def waits(after: list[str], verdicts: dict[str, bool]) -> Measurement | None:
+    """A program at scale is compiled only once its function's cases (``after``) have right values:
+    a wrong program's time would rank nothing and tell its student nothing. A case whose verdict
+    is not in ``verdicts`` counts as right (the grader checks the cases it reused itself)."""
+    if all(verdicts.get(case, True) for case in after):
+        return None
+    return {"values": fail(WAITS)}
 
 
 class MeasureJob(TypedDict):

@@ -13,9 +13,16 @@ from autograder.core.records import CostRecord, ScaledProgram
 from autograder.core.records import TestResult as Result  # not Test*: pytest would collect it
 from autograder.core.tasks import Scale
 from autograder.grading import feedback, scale_view
+from autograder.grading.grader import grader_for
+from autograder.grading.measured import MeasuredPrograms
 from autograder.grading.plan import AT_SCALE, plan
 from autograder.grading.report import Report
+from autograder.grading.sandbox import ProcessSandbox
 from autograder.specs import get
+from autograder.trusted.jobs import WAITS, Evaluation, waits
+
+from ..helpers.course import solved_notebook, write_submission
+from ..helpers.submissions import wrong_submission
 
 ASSIGNMENT = get("01_collectives")
 REFERENCE: CostRecord = {
@@ -88,3 +95,30 @@ def test_the_feedback_projects_each_program_and_escapes_its_words():
     assert "<script>" not in page and "&lt;script&gt;" in page
     assert "## At scale" in feedback.markdown(report)
     assert "At scale" not in feedback.to_html(dataclasses.replace(report, at_scale={}))
+
+
+def test_a_program_at_scale_waits_for_its_function_s_values():
+    assert waits(["f/1", "f/2"], {"f/1": True}) is None  # a case measured elsewhere counts as right
+    assert waits(["f/1", "f/2"], {"f/1": True, "f/2": False}) == {"values": {"ok": False, "message": WAITS}}
+
+
+def test_a_program_at_scale_left_uncosted_is_not_remembered_for_the_next_submission():
+    entry: Evaluation = {"id": "f/at-scale", "sig": {"kind": "shard_map", "at_scale": True}, "seed": 0}  # type: ignore[typeddict-item]
+    programs = MeasuredPrograms()
+    programs.remember([entry], {}, {"f/at-scale": {"values": {"ok": False, "message": WAITS}}})
+    assert programs.reused([entry], {}) == {}
+    costed = {"values": {"ok": True, "message": ""}, "cost": REFERENCE}
+    programs.remember([entry], {}, {"f/at-scale": costed})  # type: ignore[dict-item]
+    assert programs.reused([entry], {}) == {"f/at-scale": costed}
+
+
+def test_a_function_with_wrong_values_is_not_projected_even_when_its_cases_are_reused(course, tmp_path):
+    grader = grader_for(ASSIGNMENT.name, course, timeout=120, sandbox=ProcessSandbox())
+    wrong = wrong_submission(ASSIGNMENT.name, "ring_wrong_direction")  # ring_all_reduce inherits it
+    notebook = write_submission(tmp_path, "bo", solved_notebook(course, wrong.functions, wrong.extra_cell))
+    scaled = {t.name for t in ASSIGNMENT.tasks if t.at_scale is not None}
+    first = grader.grade("bo", notebook)
+    again = grader.grade("bo", notebook)  # every case reused: the grader itself holds the projection back
+    assert "trusted: measure ring_all_gather" in first.profile.seconds
+    assert "trusted: measure ring_all_gather" not in again.profile.seconds  # its cases reused, at scale held back
+    assert set(first.at_scale) == set(again.at_scale) == scaled - {"ring_all_gather", "ring_all_reduce"}

@@ -128,6 +128,10 @@ def test_wrong_submission_loses_exactly_its_points(
         else:
             assert test.status == "passed", (test.name, test.message)
     _pictures_explain_the_failures(report)
+    # A function is projected at scale once its values are right on every case, and only then.
+    parts = [t.name.split(": ", 1) for t in report.tests if t.status != "passed"]
+    wrong_values = {function for function, part in parts if part in ("values", "hidden values")}
+    assert set(report.at_scale) == {t.name for t in grader.tasks if t.at_scale is not None} - wrong_values
     for function, least in wrong.at_scale.items():  # what its waste would cost at a realistic size
         yours, reference = scale_view.projections(report.at_scale[function], "8 x H100 SXM")
         assert yours.total_s >= least * reference.total_s, (function, yours, reference)
