@@ -15,6 +15,7 @@ from ..core.files import write_atomic
 from ..specs import ASSIGNMENTS
 from . import scale_view, signature_view
 from .figures import svg
+from .leaderboard import doubts
 
 if TYPE_CHECKING:
     from ..core.records import Standing, TestResult
@@ -48,9 +49,16 @@ def markdown(report: Report) -> str:
     projected = scale_view.text(report.at_scale)
     if projected:
         lines += ["", "## At scale", "", "```", projected, "```"]
-    if report.standing is not None:
-        lines += ["", standing(report.standing)]
+    place = _place(report)
+    if place:
+        lines += ["", place]
     return "\n".join(lines) + "\n"
+
+
+def _place(report: Report) -> str:
+    """Her place on the class's board as her feedback was written, or why a correct submission
+    is not ranked; "" for neither."""
+    return standing(report.standing) if report.standing is not None else doubts(report)
 
 
 def standing(place: Standing) -> str:
@@ -75,6 +83,7 @@ def to_html(report: Report) -> str:
     if report.status != "graded":
         note = f"<p class='status'>{html.escape(_STATUS_NOTE.get(report.status, ''))} {html.escape(report.message)}</p>"
     title = html.escape(f"{report.assignment}: feedback for {report.student}")
+    place = _place(report)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>
@@ -92,7 +101,7 @@ tr.passed td:nth-child(3) {{ color: #1a7f37; }} tr.failed td:nth-child(3), tr.er
 {rows}
 </tbody></table>
 {scale_view.to_html(report.at_scale)}
-{f"<p class='standing'>{html.escape(standing(report.standing))}</p>" if report.standing else ""}
+{f"<p class='standing'>{html.escape(place)}</p>" if place else ""}
 </body></html>
 """
 

@@ -124,15 +124,34 @@ def _correct(report: Report) -> bool:
 
 
 def _does_the_work(scaled: ScaledProgram) -> bool:
-    """Whether a program at scale does at least ``LEAST_WORK`` of the reference's work in each
-    dimension the reference spends in."""
+    return not shortfalls(scaled)
+
+
+def shortfalls(scaled: ScaledProgram) -> list[str]:
+    """What a program at scale spends less than ``LEAST_WORK`` of the reference's of, where the
+    reference spends any: "FLOPs", "memory traffic", "bytes sent"."""
     yours, theirs = scaled["cost"], scaled["reference"]
     spent = [
-        (yours["flops"], theirs["flops"]),
-        (yours["hbm_bytes"], theirs["hbm_bytes"]),
-        (sum(yours["traffic"].values()), sum(theirs["traffic"].values())),
+        ("FLOPs", yours["flops"], theirs["flops"]),
+        ("memory traffic", yours["hbm_bytes"], theirs["hbm_bytes"]),
+        ("bytes sent", sum(yours["traffic"].values()), sum(theirs["traffic"].values())),
     ]
-    return all(mine >= LEAST_WORK * reference for mine, reference in spent)
+    return [what for what, mine, reference in spent if mine < LEAST_WORK * reference]
+
+
+def doubts(report: Report) -> str:
+    """Why a correct submission is not ranked, in a sentence its student reads; "" where it may be."""
+    if not _correct(report):
+        return ""
+    short = {name: shortfalls(scaled) for name, scaled in sorted(report.at_scale.items())}
+    said = "; ".join(f"{name}'s {', '.join(what)}" for name, what in short.items() if what)
+    if not said:
+        return ""
+    return (
+        f"Leaderboard: not ranked: at its realistic size your program spends less than {LEAST_WORK:.0%} of the "
+        f"reference's there ({said}). The grader compiles it at that size without running it, so a program "
+        f"that does less there than on the cases that graded it is not ranked; do the same work at every size."
+    )
 
 
 def _seconds(report: Report, machine: str) -> tuple[float, dict[str, float]]:

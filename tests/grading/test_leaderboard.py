@@ -6,6 +6,7 @@ real."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 
 import pytest
@@ -74,6 +75,15 @@ def test_a_program_that_does_less_than_half_the_reference_s_work_at_scale_is_dou
     half = _report("half", {**_cost(), "flops": 0.5 * REFERENCE["flops"], "hbm_bytes": 0.5 * REFERENCE["hbm_bytes"]})
     board = _board([idle, half, _report("ada", _cost())])
     assert [e.shown for e in board.entries] == ["half", "ada"] and board.doubtful == 1 and board.unranked == 0
+
+
+def test_a_doubtful_program_s_feedback_says_what_it_spends_too_little_of():
+    idle = _report("idle", {**_cost(), "flops": 0.1 * REFERENCE["flops"]})
+    assert leaderboard.shortfalls(idle.at_scale["f"]) == ["FLOPs"]
+    said = leaderboard.doubts(idle)
+    assert said.startswith("Leaderboard: not ranked") and "(f's FLOPs)" in said
+    assert said in feedback.markdown(idle) and html.escape(said) in feedback.to_html(idle)
+    assert leaderboard.doubts(_report("ada", _cost())) == ""
 
 
 def test_a_submission_missing_a_projection_is_not_ranked():
@@ -183,8 +193,11 @@ def test_a_class_graded_for_real_is_ranked_once_it_is_all_graded(course, tmp_pat
     assert eve.score == eve.max_score and sent < 0.01 * eve.at_scale["ring_all_gather"]["reference"]["traffic"]["i"]
     for student in ("ada", "bo"):
         assert "you rank 1 of the 2 correct submissions so far" in (out / student / "feedback.md").read_text()
-    for student in ("cy", "dee", "eve"):
+    for student in ("cy", "dee"):
         assert "Leaderboard:" not in (out / student / "feedback.md").read_text()
+    told = (out / "eve" / "feedback.md").read_text()  # right on every case, and told why she is not ranked
+    assert "Leaderboard: not ranked: at its realistic size your program spends less than 50%" in told
+    assert "ring_all_gather's memory traffic, bytes sent" in told and "you rank" not in told
     view = class_view(course, out, ASSIGNMENT, None)
     board = view.report.leaderboard
     assert [e.rank for e in board.entries] == [1, 1] and board.unranked == 1 and board.doubtful == 1
