@@ -107,3 +107,18 @@ def test_probe_at_scale_says_which_parts_have_no_size_to_project_at():
 
     with pytest.raises(CheckFailed, match="fold_rng_over_axis has no realistic size to project at"):
         probe(fold_rng_over_axis, at_scale=True)
+
+
+def test_probe_at_scale_projects_a_training_step_too():
+    """04's FSDP step at its realistic size: each weight gathered once and its gradient
+    reduce-scattered once over 8 devices, five 1024 x 4096 x 16384 matmuls a device."""
+    from autograder.checks import probe
+    from solutions.fsdp_tensor_parallel import fsdp_step
+
+    program = probe(fsdp_step, at_scale=True)
+    weight = 4096 * 16384 * 4
+    assert program.flops == 5 * 2 * 1024 * 4096 * 16384
+    assert program.bytes_per_device == 4 * 7 / 8 * weight + 2 * 7 / 8 * 4  # and the loss, all-reduced
+    assert "8 x H100 SXM:" in repr(program)
+    with pytest.raises(CheckFailed, match=r"probe\(fn, at_scale=True\) projects it"):
+        probe(fsdp_step)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
+from typing import Any, cast
 
-from ..core.records import RingFigure, ShardMapSig
+from ..core.records import RingFigure, ShardedStepSig, ShardMapSig
 from ..core.roofline import Projection
 from ..core.tasks import Case, Task
 from ..harness import shard_map as harness
@@ -69,10 +69,13 @@ def probe(
     with its time projected on real machines. A function that does not compile or run raises
     ``CheckFailed`` with its own error."""
     assignment, found = find_task(task or str(getattr(fn, "__name__", "")))
-    if found.kind != "shard_map":
-        raise CheckFailed(f"{found.name} is not a shard_map function: there is no program to probe")
-    if at_scale:
+    if at_scale and found.kind in projection.BUILD:  # a training step too: compiled, never run
         return _at_scale(fn, found)
+    if found.kind != "shard_map":
+        scaled = (
+            " (probe(fn, at_scale=True) projects it at its realistic size)" if found.kind in projection.BUILD else ""
+        )
+        raise CheckFailed(f"{found.name} is not a shard_map function: there is no program to probe{scaled}")
     sig = signature(found, case or found.cases[0], assignment.name)
     assert sig["kind"] == "shard_map"
     try:
@@ -100,11 +103,11 @@ def _at_scale(fn: Callable[..., Any], task: Task) -> Probe:
         scaled = projection.at_scale(fn, task)
     except Exception as err:
         raise CheckFailed(f"{task.name} does not compile at scale: {type(err).__name__}: {str(err)[:200]}") from None
-    cost, sig = scaled.cost, harness.signature(task, task.at_scale.case)
+    cost, sig = scaled.cost, cast(ShardMapSig | ShardedStepSig, signature(task, task.at_scale.case))
     collectives = {name: n for name, n in scaled.collectives.items() if n}
     sent = sum(cost.traffic.values())
     return Probe(task.name, sig["mesh"], *_inputs(sig), collectives, sent, cost.flops, cost.peak, scaled.everywhere())
 
 
-def _inputs(sig: ShardMapSig) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]:
+def _inputs(sig: ShardMapSig | ShardedStepSig) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]:
     return tuple(tuple(i["shape"]) for i in sig["inputs"]), tuple(i["dtype"] for i in sig["inputs"])
