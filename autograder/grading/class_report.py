@@ -94,9 +94,8 @@ class ClassResults:
 def read_reports(out: Path, assignment: str) -> ClassResults:
     reports, unreadable = [], []
     for path in sorted(out.glob("*/results.json")):
-        try:
-            report = Report.from_json(json.loads(path.read_text()))
-        except (OSError, ValueError, KeyError, TypeError):
+        report = read_report(path)
+        if report is None:
             unreadable.append(path.parent.name)
             continue
         if report.assignment == assignment:
@@ -104,6 +103,14 @@ def read_reports(out: Path, assignment: str) -> ClassResults:
     if not reports:
         raise NoResults(f"no graded results of {assignment} under {out}: run jaxcourse grade {assignment} first")
     return ClassResults(reports, unreadable)
+
+
+def read_report(path: Path) -> Report | None:
+    """One student's results.json; None where it cannot be read."""
+    try:
+        return Report.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def summarise(

@@ -19,14 +19,15 @@ the exchange's delivery; ``jaxcourse grade`` delivers nothing until feedback is 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..core.files import write_atomic
-from ..core.records import Standing
+from ..core.records import Standing, TestResult
 from . import feedback, gradebook
-from .class_report import NoResults, read_reports
+from .class_report import NoResults, read_report, read_reports
 from .leaderboard import BoardRules, leaderboard
 from .report import Report
 
@@ -81,7 +82,7 @@ class Recorder:
 
     def _standing(self, rules: BoardRules, report: Report) -> Standing | None:
         """``report``'s place among the kept reports, itself in its student's place."""
-        kept = [r for r in self._kept(report.assignment) if r.student != report.student] + [report]
+        kept = [r for r in RANKED.read(self.out, report.assignment) if r.student != report.student] + [report]
         board = leaderboard(report.assignment, kept, rules, str)
         return board.standing(report.student) if board is not None else None
 
@@ -107,3 +108,45 @@ def shown(report: Report, rule: str) -> Report | None:
     if rule == "visible":
         return replace(report, tests=[t for t in report.tests if t.visibility == "visible"])
     return replace(report, tests=[]) if report.status == "invalid" else None
+
+
+class _Ranked:
+    """What ranking needs of each kept report (who, its status, its tests' statuses, its programs
+    at scale), read once per version of its results.json: a class ranks each submission as it is
+    recorded, and parsing every student's whole results (pictures and all) on each submit would
+    grow with the class. One per process; a file written since is read again."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, tuple[tuple[int, int, int], Report | None]] = {}
+        self._lock = threading.Lock()
+
+    def read(self, out: Path, assignment: str) -> list[Report]:
+        reports = []
+        for path in sorted(out.glob("*/results.json")):
+            try:
+                stat = path.stat()
+            except OSError:
+                continue  # removed while listed
+            version = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+            with self._lock:
+                seen = self._seen.get(path)
+            if seen is None or seen[0] != version:
+                seen = (version, _slim(path))
+                with self._lock:
+                    self._seen[path] = seen
+            if seen[1] is not None and seen[1].assignment == assignment:
+                reports.append(seen[1])
+        return reports
+
+
+def _slim(path: Path) -> Report | None:
+    """A report without its messages, pictures and signature tables; None where it cannot be read
+    (the class report says which)."""
+    report = read_report(path)
+    if report is None:
+        return None
+    tests = [TestResult(t.name, t.grade_id, t.score, t.max_score, t.status, "", t.visibility) for t in report.tests]
+    return replace(report, tests=tests)
+
+
+RANKED = _Ranked()

@@ -15,7 +15,8 @@ from nbgrader.api import Gradebook
 from autograder.core.course import tool_env
 from autograder.core.records import CostRecord, ScaledProgram
 from autograder.core.records import TestResult as Result  # not Test*: pytest would collect it
-from autograder.grading import batch, class_report_html, feedback, gradebook, leaderboard
+from autograder.grading import batch, class_report, class_report_html, feedback, gradebook, leaderboard
+from autograder.grading import recorder as recorder_module
 from autograder.grading.class_report import read_reports, summarise
 from autograder.grading.leaderboard import BoardRules, LeaderboardError, pseudonym
 from autograder.grading.recorder import Recorder
@@ -161,6 +162,25 @@ def test_a_correct_student_s_feedback_says_her_rank_as_she_is_recorded(tmp_path,
     recorder.rank_all(ASSIGNMENT, H100)  # as a class graded at once is, when all of it is
     assert "you rank 2 of the 2 correct submissions so far" in page.read_text()
     assert "Leaderboard:" not in (tmp_path / "out" / "cy" / "feedback.md").read_text()
+
+
+def test_ranking_as_each_is_recorded_reads_each_kept_results_file_once_per_version(tmp_path, monkeypatch):
+    """A class ranks each submission against every kept one; the files that did not change since
+    are not parsed again, and one that did is."""
+    monkeypatch.setenv("PATH", tool_env()["PATH"])
+    with Gradebook(f"sqlite:///{tmp_path}/gradebook.db") as gb:
+        gb.add_assignment(ASSIGNMENT)
+    recorder = Recorder(tmp_path, tmp_path / "out", ASSIGNMENT, board=H100)
+    for student in ("ada", "bo", "cy"):
+        recorder.record(_report(student, _cost(2e12)), None)
+    parsed: list[str] = []
+    real = class_report.read_report
+    monkeypatch.setattr(recorder_module, "read_report", lambda path: parsed.append(path.parent.name) or real(path))
+    recorder.record(_report("dee", _cost(1e12)), None)
+    assert parsed == ["cy"]  # ada's and bo's were read as cy was ranked; cy's was written after
+    recorder.record(_report("ada", _cost(0.5e12)), None)  # ada submits again, faster
+    assert parsed == ["cy", "dee"]  # only the file written since
+    assert "you rank 1 of the 4 correct" in (tmp_path / "out" / "ada" / "feedback.md").read_text()
 
 
 # Right on every case it is graded on, and at the realistic size (which no case runs) nothing at all.
