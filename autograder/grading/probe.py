@@ -80,7 +80,7 @@ def probe(
     assert sig["kind"] == "shard_map"
     try:
         wrapped, _, mesh = harness.build(fn, sig)
-        _, structure = execute(wrapped, make_inputs(sig, 0, mesh), mesh)
+        _, structure = execute(wrapped, make_inputs(sig, 0, mesh), mesh, drawn=True)
     except Exception as err:  # an unfinished or broken function: its own error, in one line
         raise CheckFailed(f"{found.name} does not run yet: {type(err).__name__}: {str(err)[:200]}") from None
     census, spent = structure["census"], structure["signature"]

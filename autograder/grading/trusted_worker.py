@@ -103,6 +103,8 @@ def evaluation(
     }
     if after:
         entry["after"] = list(after)
+    if planned.case.hidden:
+        entry["hidden"] = True
     if result is None:
         entry["failure"] = "the runner produced no result for this case"
     elif result["status"] == "exported":

@@ -36,6 +36,7 @@ class Evaluation(TypedDict, total=False):
     result: dict[str, Any]
     failure: str
     varying: list[str]
+    hidden: bool  # a hidden case: nothing of it is drawn for its student
     # A program at scale: the ids of its function's cases, whose values must all be right for it
     # to be compiled (its time means nothing otherwise).
     after: list[str]

@@ -32,10 +32,11 @@ class TooBigToRun(JaxcourseError, ValueError):
     """A program whose compiled peak is over ``MAX_RUN_PEAK``: refused before it runs."""
 
 
-def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, ProgramStructure]:
+def execute(call: Callable[..., Any], args: list[Any], mesh: Any, drawn: bool = False) -> tuple[Any, ProgramStructure]:
     """Compile ``call`` for ``args``, run it once (unless it needs more than ``MAX_RUN_PEAK`` per
-    device), and read what its program does. The task's mesh is made the context mesh, whatever
-    mesh the caller's notebook has set globally."""
+    device), and read what its program does; ``drawn``: its timeline too, for a case a student
+    sees drawn (a visible case's). The task's mesh is made the context mesh, whatever mesh the
+    caller's notebook has set globally."""
     import jax
 
     jitted = call if hasattr(call, "lower") else jax.jit(call)
@@ -55,7 +56,11 @@ def execute(call: Callable[..., Any], args: list[Any], mesh: Any) -> tuple[Any, 
     itemsizes = stablehlo_itemsizes(asked)
     structure: ProgramStructure = {
         "asked": dict(stablehlo_collectives(asked)),
-        "census": {**census.to_json(), "program_bytes": program_bytes(census, itemsizes), "timeline": timeline(hlo)},
+        "census": {
+            **census.to_json(),
+            "program_bytes": program_bytes(census, itemsizes),
+            "timeline": timeline(hlo) if drawn else None,
+        },
         "out_spec": pspec.of_array(out),
         "matmul_waits": matmul_waits(asked),
         "signature": {

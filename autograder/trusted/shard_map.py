@@ -119,7 +119,7 @@ def measure(test: Evaluation) -> Measurement:
         return projection.measured_or_why(jax.jit(exported.call), sig, record)
     args = make_inputs(sig, test["seed"], mesh)
     try:
-        out, structure = execute(jax.jit(exported.call), args, mesh)
+        out, structure = execute(jax.jit(exported.call), args, mesh, drawn=not test.get("hidden", False))
     except Exception as err:  # a failure at run time, e.g. an out-of-bounds shape mix-up
         return {"values": {"ok": False, "message": f"failed to run: {str(err)[:300]}"}}
     tolerance = (test["tolerance"][0], test["tolerance"][1])
