@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from . import records
 from .flops import is_matmul
 from .hlo import device_groups
-from .hlo_text import Instr, branches, callees, parse_module, trip_count, tuple_members
+from .hlo_text import Instr, branches, callees, operands, parse_module, trip_count, tuple_members
 
 # A bitmask: bit d is set where device d's inputs went into a value, and bit devices + k where the
 # value waited for step k's transfer (a matmul is drawn at the last step it waits for).
@@ -30,6 +30,7 @@ STEPS_KEPT = 64  # steps a picture draws at most
 INSTRUCTIONS_READ = 200_000  # a program longer than this to follow is drawn up to where it got
 _SOURCES = frozenset({"constant", "iota", "partition-id", "replica-id", "after-all", "rng-get-and-update-state"})
 _GATHERING = ("all-gather", "all-reduce", "reduce-scatter", "collective-broadcast")
+_COMMENT = re.compile(r"/\*.*?\*/")
 
 
 def timeline(hlo_text: str) -> records.Timeline | None:
@@ -55,6 +56,11 @@ class _Stop(Exception):
 
 def _arity(reader: _Reader, name: str) -> int:
     return sum(ins.op == "parameter" for ins in reader.comps.get(name, []))
+
+
+def _operand_name(piece: str) -> str:
+    """An operand's name as printed: ``f32[2]{0} %a``, ``/*index=5*/%a``, or ``a`` (XLA's tests)."""
+    return _COMMENT.sub(" ", piece).split()[-1].lstrip("%")
 
 
 def _flat(value: Value) -> Origins:
@@ -106,7 +112,8 @@ class _Reader:
             if self.left < 0:
                 raise _Stop
             nothing: Each = [0] * self.devices
-            env[ins.name] = self.instruction(ins, [env.get(o, nothing) for o in ins.operands()], args)
+            named = [_operand_name(piece) for piece in operands(ins)]
+            env[ins.name] = self.instruction(ins, [env.get(o, nothing) for o in named], args)
         root = next((ins.name for ins in instructions if ins.root), instructions[-1].name if instructions else "")
         return env.get(root, [0] * self.devices)
 
@@ -122,7 +129,7 @@ class _Reader:
         if op == "get-tuple-element":
             k = int(re.search(r"index=(\d+)", ins.attrs).group(1))  # type: ignore[union-attr]
             return [v[k] if isinstance(v, tuple) and k < len(v) else _flat(v) for v in ops[0]]
-        if op in ("collective-permute-done", "async-done", "async-update") or op.endswith("-done"):
+        if op == "async-update" or op.endswith("-done"):  # what its -start (run already) delivers
             return ops[0]
         if op == "while":
             return self._loop(ins, ops)

@@ -14,6 +14,8 @@ from jax.sharding import PartitionSpec as P
 
 from autograder.core.timeline import STEPS_KEPT, timeline
 
+from .test_census_async import _fixture
+
 N = 8
 RIGHT = [(i, (i + 1) % N) for i in range(N)]
 BLOCKS, WHOLE = P("i"), P()
@@ -106,3 +108,17 @@ def test_a_long_ring_is_drawn_up_to_the_steps_a_picture_holds(mesh):
         return jax.lax.fori_loop(0, 3 * STEPS_KEPT, lambda _, b: jax.lax.ppermute(b, "i", RIGHT), x)
 
     assert len(_timeline(mesh, long, (N * 2, 3))["steps"]) == STEPS_KEPT
+
+
+def test_an_asynchronous_permute_as_xla_gpu_splits_it_is_one_step():
+    """XLA's GPU test module: a permute started and then awaited, each device's block to the other."""
+    steps = timeline(_fixture("gpu_collective_permute_start.hlo"))
+    assert steps is not None and steps["steps"] == [[[0, 1], [1, 0]]] and steps["carried"] == [[[0], [1]]]
+
+
+def test_a_combined_permute_carries_what_both_its_operands_were_made_from():
+    text = _fixture("collective_permute_start_combined.hlo").replace(
+        "HloModule test", "HloModule test, num_partitions=2"
+    )
+    steps = timeline(text)
+    assert steps is not None and steps["carried"] == [[[0], [1]]]
