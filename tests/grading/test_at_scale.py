@@ -114,6 +114,7 @@ def test_a_program_at_scale_left_uncosted_is_not_remembered_for_the_next_submiss
 
 def test_a_function_with_wrong_values_is_not_projected_even_when_its_cases_are_reused(course, tmp_path):
     grader = grader_for(ASSIGNMENT.name, course, timeout=120, sandbox=ProcessSandbox())
+    grader.measured = MeasuredPrograms()  # nothing kept from the session's other gradings of the course
     wrong = wrong_submission(ASSIGNMENT.name, "ring_wrong_direction")  # ring_all_reduce inherits it
     notebook = write_submission(tmp_path, "bo", solved_notebook(course, wrong.functions, wrong.extra_cell))
     scaled = {t.name for t in ASSIGNMENT.tasks if t.at_scale is not None}
