@@ -13,7 +13,6 @@ as XLA:CPU compiled it.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -22,17 +21,9 @@ import pytest
 
 from autograder.core.hlo import Census, hlo_census
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from ..helpers.hlo_fixtures import hlo_fixture
+
 MESH_SHAPE, AXES = (2, 4), ("data", "model")
-
-
-def _fixture(name: str, partitions: int | None = None) -> str:
-    """A fixture's module without its header comment; ``partitions`` adds ``num_partitions`` to a
-    module from a test that gave no replica groups (every device is then in the one group)."""
-    text = "\n".join(line for line in (FIXTURES / name).read_text().splitlines() if not line.startswith("//"))
-    if partitions is not None:
-        text = re.sub(r"^(HloModule \S+?)(,|\n)", rf"\1, num_partitions={partitions}\2", text, count=1, flags=re.M)
-    return text
 
 
 def _assert_same(got: Census, want: Census) -> None:
@@ -169,7 +160,7 @@ def _synchronous(text: str, lines: dict[str, str]) -> str:
 @pytest.mark.parametrize("case", XLA_CASES, ids=[case[0] for case in XLA_CASES])
 def test_xla_async_modules_count_once_with_the_bytes_they_deliver(case):
     name, partitions, op, values, nbytes, sync_lines = case
-    text = _fixture(name, partitions)
+    text = hlo_fixture(name, partitions)
     census = hlo_census(text)
     assert census.counts == {op: 1}, f"{name}: each asynchronous pair is one {op}"
     assert census.values_per_device == pytest.approx(values), name
@@ -180,7 +171,7 @@ def test_xla_async_modules_count_once_with_the_bytes_they_deliver(case):
 def test_an_async_computation_named_by_its_update_and_done_runs_once():
     """Older XLA printed ``calls=`` on async-update and async-done as well as async-start; the
     wrapped reduce-scatter still runs once."""
-    text = _fixture("gpu_async_reduce_scatter.hlo")
+    text = hlo_fixture("gpu_async_reduce_scatter.hlo")
     start = "  rs-start = ((f32[4096],f32[2048]),(f32[1024],f32[512])) async-start(p.0,p.1), calls=async_computation\n"
     spelled = text.replace(
         start + "  ROOT _ = (f32[1024],f32[512]) async-done(rs-start)",

@@ -14,7 +14,7 @@ from jax.sharding import PartitionSpec as P
 
 from autograder.core.timeline import STEPS_KEPT, timeline
 
-from .test_census_async import _fixture
+from ..helpers.hlo_fixtures import hlo_fixture
 
 N = 8
 RIGHT = [(i, (i + 1) % N) for i in range(N)]
@@ -112,12 +112,12 @@ def test_a_long_ring_is_drawn_up_to_the_steps_a_picture_holds(mesh):
 
 def test_an_asynchronous_permute_as_xla_gpu_splits_it_is_one_step():
     """XLA's GPU test module: a permute started and then awaited, each device's block to the other."""
-    steps = timeline(_fixture("gpu_collective_permute_start.hlo"))
+    steps = timeline(hlo_fixture("gpu_collective_permute_start.hlo"))
     assert steps is not None and steps["steps"] == [[[0, 1], [1, 0]]] and steps["carried"] == [[[0], [1]]]
 
 
 def test_a_combined_permute_carries_what_both_its_operands_were_made_from():
-    text = _fixture("collective_permute_start_combined.hlo").replace(
+    text = hlo_fixture("collective_permute_start_combined.hlo").replace(
         "HloModule test", "HloModule test, num_partitions=2"
     )
     steps = timeline(text)
