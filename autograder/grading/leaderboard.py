@@ -105,7 +105,7 @@ def leaderboard(
     if not functions:
         return None
     complete = [r for r in graded if _correct(r) and set(r.at_scale) == set(functions)]
-    ranked = [r for r in complete if all(map(_does_the_work, r.at_scale.values()))]
+    ranked = [r for r in complete if not any(map(shortfalls, r.at_scale.values()))]
     timed = sorted(((_seconds(r, rules.machine), r) for r in ranked), key=lambda t: (t[0][0], shown(t[1].student)))
     entries: list[Entry] = []
     rank = 0
@@ -121,10 +121,6 @@ def leaderboard(
 
 def _correct(report: Report) -> bool:
     return bool(report.tests) and all(t.status == "passed" for t in report.tests)
-
-
-def _does_the_work(scaled: ScaledProgram) -> bool:
-    return not shortfalls(scaled)
 
 
 def shortfalls(scaled: ScaledProgram) -> list[str]:
