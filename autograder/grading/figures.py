@@ -8,13 +8,15 @@ memory), made on the trusted side; this module only draws it, with every label e
 
 from __future__ import annotations
 
-from html import escape
+from collections.abc import Iterable
 from itertools import product
 from math import prod
 from typing import Any
 
-from ..core import pspec
-from ..core.records import Figure, MemoryFigure, OverlapFigure, RingFigure, ShardingFigure, TrafficFigure
+from ..core import pspec, units
+from ..core.records import Figure, MemoryFigure, OverlapFigure, ShardingFigure, TestResult, TrafficFigure
+from . import step_picture, svg_text
+from .svg_text import width
 
 Spec = list[Any]  # a PartitionSpec as JSON: entries None, "x" or ["x", "y"]
 BAR_WIDTH = 320
@@ -33,8 +35,17 @@ def svg(figure: Figure) -> str:
     if figure["kind"] == "memory":
         return _memory(figure)
     if figure["kind"] == "ring":
-        return _ring(figure)
+        return step_picture.draw(figure)
     return ""
+
+
+def text(results: Iterable[TestResult]) -> str:
+    """The pictures a terminal can show, as text: each visible part's step-by-step grid."""
+    return "\n\n".join(
+        f"{r.name}: {step_picture.text_grid(r.figure)}"
+        for r in results
+        if r.figure and r.figure["kind"] == "ring" and r.visibility == "visible"
+    )
 
 
 # ---------------------------------------------------------------- bytes moved
@@ -45,11 +56,12 @@ def _traffic(figure: TrafficFigure) -> str:
     unit, reference = figure["unit"], figure.get("reference")
     bars = [
         ("sent", figure["sent"], "#cf222e" if figure["sent"] > figure["minimum"] + 1e-9 else "#1a7f37"),
-        ("minimum", figure["minimum"], "#57606a"),
+        ("the least", figure["minimum"], "#57606a"),
     ]
     if reference is not None:
-        bars.append(("reference", reference, "#0969da"))
-    return _bar_chart(f"{unit} sent per device on {figure.get('case', 'this case')}", bars, unit)
+        bars.append(("the reference", reference, "#0969da"))
+    said = "bytes" if unit == "bytes" else unit
+    return _bar_chart(f"{said} sent per device", figure.get("case", "this case"), bars, unit)
 
 
 def _memory(figure: MemoryFigure) -> str:
@@ -58,173 +70,68 @@ def _memory(figure: MemoryFigure) -> str:
     for path, held, share in figure["leaves"]:
         bars.append((path, held, "#cf222e" if held > share + 1e-9 else "#1a7f37"))
         bars.append(("the reference's", share, "#57606a"))
-    title = f"bytes held per device after the step on {figure.get('case', 'this case')}"
-    return _bar_chart(title, bars, "bytes", left=130)
+    return _bar_chart("bytes held per device after the step", figure.get("case", "this case"), bars, "bytes")
 
 
-def _bar_chart(title_text: str, bars: list[tuple[str, float, str]], unit: str, left: int = 80) -> str:
-    """Labelled horizontal bars, scaled to the longest, each starting ``left`` pixels in."""
-    top = max(value for _, value, _ in bars) or 1.0
+def _amount(value: float, unit: str) -> str:
+    """A bar's figure: bytes with their prefix (14.7 MB); value-hops as a count."""
+    return units.quantity(value, "B") if unit == "bytes" else f"{value:,.0f} {unit}"
+
+
+def _bar_chart(title: str, case: str, bars: list[tuple[str, float, str]], unit: str) -> str:
+    """Labelled horizontal bars, scaled to the longest, under the title and the case."""
+    head, head_width, top = svg_text.heading(title, case)
+    left = max(width(label) for label, _, _ in bars) + 12
+    most = max(value for _, value, _ in bars) or 1.0
     rows = []
     for i, (label, value, colour) in enumerate(bars):
-        y = 8 + 26 * i
-        width = max(1.0, BAR_WIDTH * value / top)
+        y = top + 26 * i
+        bar = max(1.0, BAR_WIDTH * value / most)
         rows.append(
-            f'<text x="0" y="{y + 14}" font-size="12">{escape(label)}</text>'
-            f'<rect x="{left}" y="{y}" width="{width:.1f}" height="18" fill="{colour}"/>'
-            f'<text x="{left + 6 + width:.1f}" y="{y + 14}" font-size="12">{value:g} {escape(unit)}</text>'
+            svg_text.text(0, y + 14, label)
+            + f'<rect x="{left:.1f}" y="{y}" width="{bar:.1f}" height="18" fill="{colour}"/>'
+            + svg_text.text(left + 6 + bar, y + 14, _amount(value, unit))
         )
-    height = 16 + 26 * len(bars)
-    title = escape(title_text)
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{BAR_WIDTH + left + 120}" height="{height + 18}" '
-        f'role="img" aria-label="{title}"><title>{title}</title>'
-        f'<g transform="translate(0,18)">{"".join(rows)}</g>'
-        f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text></svg>'
-    )
+    figures = max(width(_amount(value, unit)) for _, value, _ in bars)
+    wide = max(left + BAR_WIDTH + 6 + figures + 10, head_width + 10)
+    return svg_text.svg(wide, top + 26 * len(bars) + 4, f"{title}, on {case}", head + "".join(rows))
 
 
 # ---------------------------------------------------------------- overlap
 
 
 def _overlap(figure: OverlapFigure) -> str:
-    """Columns are ring steps (how many transfers have arrived); a ring's row has one matmul in
-    each, the program's row has its matmuls where their last transfer lets them start."""
+    """Columns are the transfers a matmul waits for; a ring's row has one matmul in each, the
+    program's row has its matmuls where their last transfer lets them start (from a results file
+    written before the step-by-step picture, or a program with no step to draw)."""
     steps, waits = int(figure["steps"]), [int(w) for w in figure["waits"]]
-    rows = [("a ring", [1] * steps), ("yours", [waits.count(c) for c in range(max(steps, max(waits, default=0) + 1))])]
-    width = 90 + CELL * len(rows[1][1])
-    cells = []
+    columns = max(steps, max(waits, default=0) + 1)
+    rows = [("a ring", [1] * steps), ("yours", [waits.count(c) for c in range(columns)])]
+    head, head_width, top = svg_text.heading(
+        "How many transfers each matmul waits for", figure.get("case", "this case")
+    )
+    top += 18
+    left = width("a ring") + 12
+    mine = "#1a7f37" if figure.get("ok") else "#cf222e"
+    cells = [svg_text.text(0, top - 6, "transfers")]
+    cells += [svg_text.text(left + CELL * c + 15, top - 6, str(c), text_anchor="middle") for c in range(columns)]
     for r, (label, counts) in enumerate(rows):
-        y = 40 + 30 * r
-        cells.append(f'<text x="0" y="{y + 18}" font-size="12">{label}</text>')
-        for c, count in enumerate(counts):
-            if count:
-                colour = "#57606a" if label == "a ring" else "#1a7f37" if figure.get("ok") else "#cf222e"
-                cells.append(
-                    f'<rect x="{90 + CELL * c}" y="{y}" width="{CELL - 4}" height="24" fill="{colour}"/>'
-                    f'<text x="{90 + CELL * c + 15}" y="{y + 17}" font-size="12" fill="#ffffff" '
-                    f'text-anchor="middle">{count}</text>'
-                )
-    ticks = "".join(
-        f'<text x="{90 + CELL * c + 15}" y="34" font-size="11" text-anchor="middle">{c}</text>'
-        for c in range(len(rows[1][1]))
+        y = top + 30 * r
+        colour = "#57606a" if r == 0 else mine
+        cells.append(svg_text.text(0, y + 17, label))
+        cells += [
+            f'<rect x="{left + CELL * c}" y="{y}" width="{CELL - 4}" height="24" fill="{colour}"/>'
+            + svg_text.text(left + CELL * c + 15, y + 17, str(count), fill="#ffffff", text_anchor="middle")
+            for c, count in enumerate(counts)
+            if count
+        ]
+    key = "each box: how many matmuls wait for that many transfers; a ring multiplies one block per transfer"
+    y = top + 30 * len(rows) + 12
+    cells.append(svg_text.text(0, y, key))
+    wide = max(left + CELL * columns + 10, head_width + 10, width(key) + 10)
+    return svg_text.svg(
+        wide, y + 8, f"How many transfers each matmul waits for, on {figure.get('case')}", head + "".join(cells)
     )
-    title = escape(f"matmuls by the number of transfers they wait for, on {figure.get('case', 'this case')}")
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width, 480)}" height="110" role="img" '
-        f'aria-label="{title}"><title>{title}</title>'
-        f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text>{ticks}{"".join(cells)}</svg>'
-    )
-
-
-# ---------------------------------------------------------------- a ring, step by step
-
-STEP, ROW, LEFT = 56, 24, 70
-NEIGHBOUR, FAR, EXCHANGE, MATMUL = "#57606a", "#cf222e", "#8c959f", "#0969da"
-
-
-def _ring(figure: RingFigure) -> str:
-    """Steps across, devices down. At each step an arrow from each sending device to the one it
-    sends to, labelled with whose inputs it carries (an arrow past a neighbour is red); between
-    steps a blue square where a device runs a matmul that could start there."""
-    devices, steps = int(figure["devices"]), figure["steps"]
-    kinds = figure.get("kinds", ["collective-permute"] * len(steps))
-    unlabelled: list[list[list[int]]] = [[[] for _ in pairs] for pairs in steps]
-    carried = figure.get("carried", unlabelled)
-    far = {(int(i), int(s), int(t)) for i, s, t in figure["far"]}
-    top = 44
-
-    def x(slot: int) -> int:
-        return LEFT + STEP * slot
-
-    def y(device: int) -> int:
-        return top + ROW * device + ROW // 2
-
-    rows = "".join(
-        f'<text x="0" y="{y(d) + 4}" font-size="11">device {d}</text>'
-        f'<line x1="{x(0)}" y1="{y(d)}" x2="{x(len(steps))}" y2="{y(d)}" stroke="#d0d7de"/>'
-        for d in range(devices)
-    )
-    ticks = "".join(
-        f'<text x="{x(i) + STEP // 2}" y="{top - 6}" font-size="11" text-anchor="middle">{i + 1}</text>'
-        for i in range(len(steps))
-    )
-    arrows = [
-        _arrow(i, int(s), int(t), origins, kinds[i], (i, int(s), int(t)) in far, x, y, devices)
-        for i, pairs in enumerate(steps)
-        for (s, t), origins in zip(pairs, carried[i])
-    ]
-    squares = [
-        _matmul(slot, d, read, len(steps), x(slot), y(d), devices)
-        for slot, reads in enumerate(figure.get("computes", []))
-        for d, read in enumerate(reads)
-        if read is not None
-    ]
-    markers = "".join(
-        f'<marker id="{cls}" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="6" markerHeight="6" '
-        f'orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="{colour}"/></marker>'
-        for cls, colour in (("near", NEIGHBOUR), ("far", FAR), ("exchange", EXCHANGE))
-    )
-    said = f"what each device sends and multiplies at each step, on {figure.get('case', 'this case')}"
-    title = escape(said)
-    note = f"{len(far)} sends past a neighbour, in red" if far else "every send goes to a neighbour"
-    if "all-to-all" in kinds:
-        note = "an all-to-all: each device sends a piece to every other" + (f"; {note}" if far else "")
-    key = "each arrow is labelled with the devices whose inputs it carries; a blue square is a matmul that could start there"
-    height = top + ROW * devices + 40
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(x(len(steps)) + 20, 7 * len(said), 640)}" '
-        f'height="{height}" role="img" aria-label="{title}"><title>{title}</title><defs>{markers}</defs>'
-        f'<text x="0" y="12" font-size="12" font-weight="bold">{title}</text>'
-        f'<text x="0" y="{top - 6}" font-size="11">step</text>{ticks}{rows}{"".join(arrows)}{"".join(squares)}'
-        f'<text x="0" y="{height - 22}" font-size="11">{escape(note)}</text>'
-        f'<text x="0" y="{height - 6}" font-size="11">{escape(key)}</text></svg>'
-    )
-
-
-def _arrow(step: int, s: int, t: int, origins: list[int], kind: str, wrong: bool, x: Any, y: Any, devices: int) -> str:
-    """One send: a line from the source's row to the target's across the step, labelled at its
-    head with whose inputs it carries; an all-to-all's many lines are drawn faint and unlabelled."""
-    exchange = kind == "all-to-all"
-    colour, cls = (FAR, "far") if wrong else (EXCHANGE, "exchange") if exchange else (NEIGHBOUR, "near")
-    what = f", what was made from the inputs of {_devices(origins, devices)}" if origins else ""
-    said = f"step {step + 1}: device {s} sends to device {t}" + (", past its neighbours" if wrong else "") + what
-    x1, x2 = x(step) + 8, x(step + 1) - 10
-    label = (
-        f'<text class="carried" x="{x2 - 10}" y="{y(t) - 4}" font-size="9" text-anchor="end">'
-        f"{escape(_short(origins, devices))}</text>"
-        if origins and not exchange
-        else ""
-    )
-    return (
-        f'<line class="{cls}" x1="{x1}" y1="{y(s)}" x2="{x2}" y2="{y(t)}" stroke="{colour}" '
-        f'stroke-width="{2.5 if wrong else 1.2}" stroke-opacity="{0.45 if exchange else 1}" '
-        f'marker-end="url(#{cls})"><title>{escape(said)}</title></line>{label}'
-    )
-
-
-def _matmul(slot: int, device: int, read: list[int], steps: int, cx: int, cy: int, devices: int) -> str:
-    when = "before the first step" if slot == 0 else f"after step {slot}" if slot < steps else "after the last step"
-    said = f"{when}: device {device} runs a matmul on the inputs of {_devices(read, devices)}"
-    return (
-        f'<rect class="matmul" x="{cx - 5}" y="{cy - 5}" width="10" height="10" fill="{MATMUL}">'
-        f"<title>{escape(said)}</title></rect>"
-    )
-
-
-def _devices(origins: list[int], devices: int) -> str:
-    if len(origins) == devices:
-        return "every device"
-    return ("device " if len(origins) == 1 else "devices ") + ", ".join(map(str, origins))
-
-
-def _short(origins: list[int], devices: int) -> str:
-    """A label that fits an arrow: "3", "0,5", "0-3", "all"."""
-    if len(origins) == devices:
-        return "all"
-    if len(origins) > 2 and origins == list(range(origins[0], origins[-1] + 1)):
-        return f"{origins[0]}-{origins[-1]}"
-    return ",".join(map(str, origins))
 
 
 # ---------------------------------------------------------------- where blocks live
@@ -266,23 +173,31 @@ def _grid(
     counts = [prod(mesh[a] for a in _axes(e)) for e in (list(spec) + [None, None])[:2]]
     rows, cols = counts[0], counts[1] if ndim > 1 else 1
     copies = prod(mesh[a] for a in varying)
-    width, height = max(cols * CELL * 1.6, 120), rows * CELL
-    parts = [f'<text x="{x0}" y="12" font-size="12" font-weight="bold">{escape(title)}</text>']
+    labelled = [
+        (r, c[0] if c else 0, _label(_copy_devices(d, mesh, varying, k)))
+        for k in range(copies)
+        for (r, *c), d in sorted(held.items())
+    ]
+    cell = max([CELL * 1.6] + [width(label) + 10 for *_, label in labelled if label])
+    wide, high = max(cols * cell, 120, width(title, 12, True)), rows * CELL
+    parts = [svg_text.text(x0, 12, title, 12, font_weight="bold")]
     for copy in range(copies):
-        dy = 20 + copy * (height + 10)
+        dy = 20 + copy * (high + 10)
         for (r, *c), devices in sorted(held.items()):
             col = c[0] if c else 0
             mine = _copy_devices(devices, mesh, varying, copy)
             if not mine:
                 continue
-            x, y = x0 + col * width / cols, dy + r * CELL
-            label = "dev " + ",".join(map(str, mine)) if len(mine) <= 4 else f"{len(mine)} devices"
+            x, y = x0 + col * cell, dy + r * CELL
             parts.append(
-                f'<rect x="{x:.1f}" y="{y}" width="{width / cols:.1f}" height="{CELL}" '
-                f'fill="{_colour(r * cols + col)}" stroke="#24292f"/>'
-                f'<text x="{x + 4:.1f}" y="{y + 21}" font-size="11">{label}</text>'
+                f'<rect x="{x:.1f}" y="{y}" width="{cell:.1f}" height="{CELL}" '
+                f'fill="{_colour(r * cols + col)}" stroke="#24292f"/>' + svg_text.text(x + 4, y + 21, _label(mine))
             )
-    return "".join(parts), width, 20 + copies * (height + 10)
+    return "".join(parts), wide, 20 + copies * (high + 10)
+
+
+def _label(devices: list[int]) -> str:
+    return ("dev " + ",".join(map(str, devices)) if len(devices) <= 4 else f"{len(devices)} devices") if devices else ""
 
 
 def _copy_devices(devices: list[int], mesh: dict[str, int], varying: list[str], copy: int) -> list[int]:
@@ -323,9 +238,5 @@ def _sharding(figure: ShardingFigure) -> str:
         else f"returned: a different value along {', '.join(map(repr, varying))}"
     )
     got, w2, h2 = _grid(mesh, returned if returned is not None else figure["expected"], ndim, varying, w1 + 40, title)
-    width, height = w1 + w2 + 60, max(h1, h2) + 10
-    label = escape(f"output sharding on mesh {mesh}")
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" role="img" '
-        f'aria-label="{label}"><title>{label}</title>{asked}{got}</svg>'
-    )
+    label = f"output sharding on mesh {mesh}"
+    return svg_text.svg(w1 + w2 + 60, max(h1, h2) + 10, label, asked + got)

@@ -61,9 +61,11 @@ def signature_table(task: Task, part: str, correct: ArrayMeasured) -> SignatureT
 
 
 def figure(task: Task, part: str, visible: ArrayMeasured, correct: ArrayMeasured) -> Figure | None:
-    """The picture that explains a part: where the first wrong visible case's output lives; when a
-    collective matmul's matmuls could start; a ring's value-hops; what a right visible case sent
-    against the least it could, or held against the reference's. Hidden cases get none."""
+    """The picture that explains a part: where the first wrong visible case's output lives; for a
+    part that passes blocks on (rings, collective matmuls, ring attention, pipelines, experts),
+    what each device sends and multiplies at each step, on the case its technique fails on; what
+    a right visible case sent against the least it could, or held against the reference's.
+    Hidden cases get none."""
     if part == "values":
         return next((m["figure"] for _, m in visible if not m["values"]["ok"] and "figure" in m), None)
     shown = [(c, m) for c, m in correct if not c.hidden]
@@ -77,10 +79,14 @@ def figure(task: Task, part: str, visible: ArrayMeasured, correct: ArrayMeasured
                 hops[1]["reference_census"].get("link_values_per_device"),
                 hops[0],
             )
-        if task.overlapped:
-            return _overlap_figure(shown)
-        passes_blocks = task.neighbours_only or "all_to_all" in (task.allowed or ())
-        return ring_figure(shown[0][0], shown[0][1]["census"]) if passes_blocks and shown else None
+        passes_blocks = task.overlapped or task.neighbours_only or "all_to_all" in (task.allowed or ())
+        if not passes_blocks or not shown:
+            return None
+        # Each device's steps on the case the technique fails on, else the first: where its
+        # matmuls could start shows the overlap; a program with no step to draw gets the strip.
+        case, m = shown[0] if len(shown) == 1 else next((p for p in shown if technique_problem(task, *p)), shown[0])
+        steps = ring_figure(case, m["census"])
+        return steps if steps or not task.overlapped else _overlap_figure([(case, m)])
     if part == "memory":
         return _memory_figure(task, shown)
     if part != "communication" or not shown:

@@ -52,7 +52,8 @@ def test_a_ring_that_sends_past_its_neighbours_shows_each_such_arrow_in_red():
     ring = probe(_function("01_collectives", "ring_all_gather", "ring_direct_sends")).ring
     assert ring is not None and ring["far"]
     picture = svg(ring)
-    assert _arrows(picture)["far"] == len(ring["far"]) > 0 and "past a neighbour, in red" in picture
+    assert _arrows(picture)["far"] == len(ring["far"]) > 0
+    assert f"a send past a neighbour, in red ({len(ring['far'])} of them)" in picture
     step, source, target = ring["far"][0]
     assert f"step {step + 1}: device {source} sends to device {target}, past its neighbours" in picture
 
@@ -72,7 +73,8 @@ def test_each_arrow_says_whose_block_it_carries_so_forwarding_differs_from_sendi
     assert right is not None and wrong is not None
     assert right["carried"] == [[[(s - k) % 8] for s, _ in pairs] for k, pairs in enumerate(right["steps"])]
     assert wrong["carried"] == [[[s] for s, _ in pairs] for pairs in wrong["steps"]]
-    assert _labels(svg(right))[8:16] == [str((s - 1) % 8) for s in range(8)]
+    # device d's cell after step 2 holds what d - 1 received at step 1: d - 2's block
+    assert _labels(svg(right))[8:16] == [str((d - 2) % 8) for d in range(8)]
 
 
 def test_a_collective_matmul_multiplies_each_block_in_the_step_it_arrives():
@@ -169,4 +171,5 @@ def test_a_browser_draws_every_arrow_and_the_wrong_ones_in_red(pictures):
     # [arrow labels, matmul squares, all-to-all lines] each picture shows
     assert labels["right"] == labels["wrong"] == [56, 0, 0]
     assert labels["pipeline"][0] == len(found["pipeline"]) and labels["pipeline"][1] > 0
-    assert labels["experts"] == [0, 24, 112]  # routing, the experts, combining: 8 devices each
+    # each device's cell after each all-to-all; the experts and the combining multiply: 8 devices each
+    assert labels["experts"] == [16, 24, 112]
