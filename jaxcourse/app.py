@@ -45,8 +45,14 @@ COMMANDS = (
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog="jaxcourse", description="Course tooling: release, check and grade assignments.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    parser = Parser(
+        prog="jaxcourse",
+        description="Course tooling: release, check and grade assignments.",
+        epilog="A student: `jaxcourse lab` serves the course in JupyterLab (in Docker, or from this "
+        "venv with --local), `jaxcourse check NOTEBOOK` grades a saved notebook. "
+        "`jaxcourse COMMAND --help` says more.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     for command in COMMANDS:
         command.register(sub)
     return parser

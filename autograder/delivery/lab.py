@@ -11,7 +11,6 @@ on first start, and later starts or image upgrades never overwrite a file the st
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -20,10 +19,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 import urllib.request
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +30,7 @@ from ..core import environment, logs
 from ..core.errors import JaxcourseError
 from ..engine import health, images
 from ..engine.containers import removed_after
+from .seeding import SeedReport, seed
 
 log = logging.getLogger(__name__)
 
@@ -40,75 +40,7 @@ if TYPE_CHECKING:
 
 WORK_IN_CONTAINER = "/home/jovyan/work"
 JOVYAN = (1000, 100)
-MANIFEST = Path(".jaxcourse") / "seeded.json"
 READY_TIMEOUT_S = 180.0
-
-
-# ---- filling the work directory ----------------------------------------------------------------
-
-
-@dataclass
-class SeedReport:
-    copied: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    kept: list[str] = field(default_factory=list)
-
-    def summary(self) -> str:
-        parts = [f"{len(self.copied)} copied"] if self.copied else []
-        if self.updated:
-            parts.append(f"{len(self.updated)} updated")
-        if self.kept:
-            parts.append(
-                f"{len(self.kept)} kept as you changed them ({', '.join(self.kept[:5])}"
-                + (", ..." if len(self.kept) > 5 else "")
-                + ")"
-            )
-        return "jaxcourse: course files: " + ("; ".join(parts) if parts else "up to date")
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def seed(work: Path, sources: Mapping[str, Path]) -> SeedReport:
-    """Copy every file of ``sources`` (destination prefix -> directory) into ``work``.
-
-    A file is written when it is missing (first start, a new file, or one the student deleted to get
-    a fresh copy) or when it is still exactly what an earlier seed wrote (an upgrade). A file the
-    student changed is never touched. ``work/.jaxcourse/seeded.json`` remembers what was written.
-    """
-    manifest_path = work / MANIFEST
-    try:
-        seeded: dict[str, str] = json.loads(manifest_path.read_text())
-    except (OSError, ValueError):
-        seeded = {}  # unknown history: any differing file counts as the student's
-    report = SeedReport()
-    for prefix, root in sources.items():
-        if not root.is_dir():
-            continue
-        for src in sorted(p for p in root.rglob("*") if p.is_file()):
-            rel = (Path(prefix) / src.relative_to(root)).as_posix()
-            dest, new = work / rel, _sha256(src)
-            if not dest.exists():
-                report.copied.append(rel)
-            elif (have := _sha256(dest)) == new:
-                seeded[rel] = new
-                continue
-            elif seeded.get(rel) == have:
-                report.updated.append(rel)
-            else:
-                report.kept.append(rel)
-                continue
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(f".{dest.name}.jaxcourse-tmp")
-            shutil.copyfile(src, tmp)
-            os.replace(tmp, dest)
-            seeded[rel] = new
-    manifest_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = manifest_path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(seeded, indent=1, sort_keys=True))
-    os.replace(tmp, manifest_path)
-    return report
 
 
 # ---- the command -------------------------------------------------------------------------------
@@ -264,12 +196,26 @@ def _follow(container: Container) -> int:
 # ---- without Docker ----------------------------------------------------------------------------
 
 
+def scripts_path() -> str:
+    """``PATH`` with this Python's scripts folder (the venv's ``bin``, where ``jaxcourse`` is) first:
+    the lab's terminals and a notebook's ``!jaxcourse`` find the command, activated venv or not."""
+    ours = list(dict.fromkeys([sysconfig.get_path("scripts"), str(Path(sys.executable).parent)]))
+    rest = [p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if p and p not in ours]
+    return os.pathsep.join(ours + rest)
+
+
+def terminal_shell() -> str:
+    """The shell of the lab's terminals: the student's own, as Jupyter picks it."""
+    return os.environ.get("SHELL") or shutil.which("sh") or "/bin/sh"
+
+
 def local_env(work: Path, token: str, repo: Path) -> dict[str, str]:
     """The image's environment, recreated for a local jupyter process."""
     devices = os.environ.get(environment.NUM_DEVICES, "8")
     ours = str(repo / "docker" / "jupyter")
     config_path = os.pathsep.join(filter(None, [ours, os.environ.get("JUPYTER_CONFIG_PATH")]))
     return os.environ | {
+        "PATH": scripts_path(),
         environment.VARIANT: "cpu",
         environment.NUM_DEVICES: devices,
         "JAX_NUM_CPU_DEVICES": devices,
@@ -311,6 +257,9 @@ def serve_local(work: Path, port: int, token: str) -> int:
         f"--port={port}",
         "--ServerApp.port_retries=0",
         f"--ServerApp.root_dir={work}",
+        # The student's shell as their own terminal has it: Jupyter, its output not a terminal,
+        # would start a login shell, whose /etc/profile (Debian's) resets PATH without the venv.
+        f"--ServerApp.terminado_settings={json.dumps({'shell_command': [terminal_shell()]})}",
     ]
     if os.geteuid() == 0:
         argv.append("--allow-root")  # CI machines and containers; the token still guards it

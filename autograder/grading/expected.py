@@ -19,6 +19,7 @@ from ..core import environment
 from ..core.course import Course, CourseError
 from ..core.mesh import MeshSpec, default_device_count
 from ..core.tasks import Assignment
+from ..engine import images
 from .plan import plan
 from .references import Provider, ensure, record_key
 
@@ -34,17 +35,37 @@ def folder_name(assignment: Assignment) -> str:
 
 def find_store(assignment: Assignment, course: Course | None = None) -> Path | None:
     """The folder of ``assignment``'s shipped records: under ``JAXCOURSE_EXPECTED`` when it is
-    set (the image), else under the course's own release, if there is one."""
+    set (the image), else under the course's own release (``course``, or the one the working
+    directory is in), else, outside any course, under the release of the checkout this package
+    was installed from (``make venv``: a student's check from their work folder), if there is one."""
     env = os.environ.get(ENV)
     if env:
-        root = Path(env)
+        root: Path | None = Path(env)
     else:
         try:
             root = (course or Course.find()).nbgrader_root / FOLDER
         except CourseError:
-            return None
+            root = installed_root()
+    if root is None:
+        return None
     store = root / folder_name(assignment)
     return store if store.is_dir() else None
+
+
+def installed_checkout() -> Path | None:
+    """The course checkout this package was installed from (an editable install, as ``make venv``
+    makes it), or None for a package installed from a wheel (the image)."""
+    try:
+        return images.find_repo(Path(__file__).parents[2])
+    except images.ImageError:
+        return None
+
+
+def installed_root() -> Path | None:
+    """Where ``jaxcourse release`` writes the records in the checkout this package was installed
+    from (``images.Sources``: the folder the local lab names in ``JAXCOURSE_EXPECTED``)."""
+    checkout = installed_checkout()
+    return images.Sources.of(checkout).expected if checkout is not None else None
 
 
 def ship(course: Course, assignment: Assignment, root: Path | None = None) -> Path:

@@ -3,17 +3,21 @@ with its token works, Ctrl-C stops everything, and bad input gets one line and a
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
 import pytest
 import requests
 
+from autograder.delivery import lab
 from autograder.engine import images
 
 from ..helpers.course import REPO
@@ -117,11 +121,45 @@ def test_lab_without_docker_serves_from_the_local_venv(course, tmp_path):
         names = {a["assignment_id"] for a in listing["value"]}
         assert names == {p.name for p in (course.nbgrader_root / "release").iterdir() if p.is_dir()}, listing
         assert requests.get(f"{url}/formgrader", headers=headers, timeout=30).status_code == 404
+        # A terminal of the lab has the venv's `jaxcourse`, whatever a login shell's profile does to PATH.
+        found = in_a_terminal(url, token, 'echo "JAX""COURSE=$(command -v jaxcourse)"', "JAXCOURSE")
+        assert found == str(Path(sysconfig.get_path("scripts")) / "jaxcourse")
     finally:
         code, rest = stop(proc)
     assert code == 0, rest
     with pytest.raises(requests.ConnectionError):
         requests.get(f"{url}/api", timeout=5)
+
+
+def in_a_terminal(url: str, token: str, command: str, name: str, timeout: float = 30) -> str:
+    """What ``command``, typed into a new terminal of the lab, prints as ``NAME=value``."""
+    import websocket  # websocket-client, locked in requirements/dev.lock
+
+    headers = {"Authorization": f"token {token}"}
+    terminal = requests.post(f"{url}/api/terminals", headers=headers, timeout=30).json()["name"]
+    ws = websocket.create_connection(f"ws{url[4:]}/terminals/websocket/{terminal}?token={token}", timeout=timeout)
+    seen, deadline = "", time.monotonic() + timeout
+    try:
+        ws.send(json.dumps(["stdin", command + "\r"]))
+        while time.monotonic() < deadline:
+            kind, *rest = json.loads(ws.recv())
+            seen += rest[0] if kind == "stdout" else ""
+            if match := re.search(rf"{name}=([^\r\n]*)\r?\n", seen):
+                return match.group(1)
+    finally:
+        ws.close()
+        requests.delete(f"{url}/api/terminals/{terminal}", headers=headers, timeout=30)
+    raise AssertionError(f"the terminal printed no {name}=: {seen[-500:]!r}")
+
+
+def test_the_local_lab_puts_the_venv_s_scripts_first_on_path(tmp_path, monkeypatch):
+    """Without an activated venv, the local lab's terminals and `!jaxcourse` still find the command."""
+    monkeypatch.setenv("PATH", os.pathsep.join(["/usr/bin", "/bin"]))
+    path = lab.local_env(tmp_path / "work", "token", REPO)["PATH"]
+    scripts = sysconfig.get_path("scripts")
+    assert path.split(os.pathsep)[0] == scripts and path.split(os.pathsep)[-2:] == ["/usr/bin", "/bin"]
+    assert str(Path(sys.executable).parent) in path.split(os.pathsep)
+    assert shutil.which("jaxcourse", path=path) == str(Path(scripts) / "jaxcourse")
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder.delivery.lab import seed
+from autograder.delivery.seeding import seed
 
 
 def write(path: Path, text: str) -> Path:
