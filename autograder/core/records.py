@@ -90,6 +90,9 @@ class CaseTargets(TypedDict, total=False):
 class Verdict(TypedDict):
     ok: bool
     message: str
+    # Wrong array values: where the first wrong device's piece first differs, and the error's
+    # pattern over the whole array (trusted.measure.compare_values), a few short lines.
+    detail: NotRequired[str]
 
 
 def ok() -> Verdict:
@@ -322,6 +325,7 @@ class TestResult:
     visibility: str  # visible | hidden
     figure: Figure | None = None  # a picture for the feedback; visible tests only
     signature: SignatureTable | None = None  # the technique part's: its case's signature beside the reference's
+    detail: str | None = None  # the values part's: where its first wrong visible case differs, and how
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

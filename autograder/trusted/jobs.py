@@ -37,6 +37,9 @@ class Evaluation(TypedDict, total=False):
     failure: str
     varying: list[str]
     hidden: bool  # a hidden case: nothing of it is drawn for its student
+    # Wrong values come with expected values beside the returned ones: a student's own check only
+    # (its inputs unsalted, their records shipped); never a grading's, salted or hidden.
+    sample: bool
     # A program at scale: the ids of its function's cases, whose values must all be right for it
     # to be compiled (its time means nothing otherwise).
     after: list[str]

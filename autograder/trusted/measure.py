@@ -21,6 +21,7 @@ from ..core.quick_compile import compiler_options
 from ..core.records import ArrayMeasurement, ProgramStructure, Verdict, fail, ok
 from ..core.roofline import peak_bytes
 from ..core.timeline import timeline
+from . import value_detail
 
 # The most memory one device may need at its program's peak for the grader to run it. The graded
 # cases are small (their references need kilobytes to megabytes), so only a program that makes
@@ -117,8 +118,13 @@ def compare_values(
     expected_dtype: str,
     tolerance: tuple[float, float],
     mesh: Any,
+    sample: bool = False,
 ) -> Verdict:
-    """Check every device's piece of ``out`` against the same piece of ``expected``."""
+    """Check every device's piece of ``out`` against the same piece of ``expected``; wrong values
+    come with a ``detail``: where the first wrong device's piece first differs and the error's
+    pattern over the whole array, and with ``sample`` a few expected values beside the returned
+    ones there. Only a student's own check asks for that sample: its inputs are hers, and its
+    expected values ship with the course; a grading's (salted) and hidden cases' stay secret."""
     if not hasattr(out, "addressable_shards"):  # a tuple or a list of arrays where one was asked for
         return fail(f"returned a {type(out).__name__} where one array was expected")
     dtype = dtype_name(out)
@@ -135,22 +141,27 @@ def compare_values(
     rtol, atol = tolerance
     bad_devices = []
     worst = 0.0
+    errors = value_detail.Errors(expected.shape)
     for shard in sorted(out.addressable_shards, key=lambda s: s.device.id):
         piece, want = np.asarray(got[shard.index], np.float64), np.asarray(expected[shard.index], np.float64)
         close = np.isclose(piece, want, rtol=rtol, atol=atol, equal_nan=True)
         if not close.all():
             worst = max(worst, float(np.nanmax(np.abs(piece - want))))
             bad_devices.append((shard.device, int((~close).sum()), close.size))
+            errors.add(shard, piece, want, close)
     if not bad_devices:
         return ok()
     _, wrong, total = bad_devices[0]
     where = ", ".join(f"{d} ({_coords(mesh, d)})" for d, _, _ in bad_devices[:4])
     more = f" and {len(bad_devices) - 4} more" if len(bad_devices) > 4 else ""
-    return fail(
+    verdict = fail(
         f"wrong values on {len(bad_devices)} of {len(out.addressable_shards)} devices: "
         f"{where}{more}; on the first, {wrong} of {total} values differ, max error {worst:.3g} "
         f"(tolerance rtol={rtol:g}, atol={atol:g})"
     )
+    block = tuple(out.sharding.shard_shape(out.shape)) + tuple(expected.shape[out.ndim :])
+    verdict["detail"] = errors.detail(np.asarray(got, np.float64), np.asarray(expected, np.float64), block, sample)
+    return verdict
 
 
 def _per_device(out: Any) -> tuple[int, ...]:

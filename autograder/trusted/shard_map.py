@@ -123,7 +123,7 @@ def measure(test: Evaluation) -> Measurement:
     except Exception as err:  # a failure at run time, e.g. an out-of-bounds shape mix-up
         return {"values": {"ok": False, "message": f"failed to run: {str(err)[:300]}"}}
     tolerance = (test["tolerance"][0], test["tolerance"][1])
-    values = compare_values(out, arrays["value"], record["dtype"], tolerance, mesh)
+    values = compare_values(out, arrays["value"], record["dtype"], tolerance, mesh, test.get("sample", False))
     case = measured(values, structure, record["structure"])
     case["program"] = program_shape.nodes(exported.mlir_module())
     return case

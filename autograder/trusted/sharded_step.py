@@ -53,9 +53,10 @@ def measure_outputs(
     reference: dict[str, Any],
     expected: list[np.ndarray],
     tolerance: tuple[float, float],
+    sample: bool = False,
 ) -> ArrayMeasurement:
     """Run ``call`` (the flat step) on the case's inputs; values, program and memory held, beside
-    the ``reference`` record's."""
+    the ``reference`` record's (``sample``: see ``compare_values``)."""
     mesh = MeshSpec.parse(sig["mesh"]).build()
     try:
         outs, structure = execute(call, make_inputs(sig, seed, mesh), mesh)
@@ -65,9 +66,12 @@ def measure_outputs(
     if len(outs) != len(names):
         return {"values": fail(f"the step returned {len(outs)} arrays; it must return {len(names)}")}
     for name, out, want, dtype in zip(names, outs, expected, reference["dtypes"]):
-        verdict = compare_values(out, want, dtype, tolerance, mesh)
+        verdict = compare_values(out, want, dtype, tolerance, mesh, sample)
         if not verdict["ok"]:
-            return measured(fail(f"{name}: {verdict['message']}"), structure, reference["structure"])
+            named = fail(f"{name}: {verdict['message']}")
+            if "detail" in verdict:
+                named["detail"] = f"{name}: {verdict['detail']}"
+            return measured(named, structure, reference["structure"])
     case = measured(ok(), structure, reference["structure"])
     case["memory"] = _held(sig, outs)
     case["reference_memory"] = [(path, int(mine), int(whole)) for path, mine, whole in reference["memory"]]
@@ -111,7 +115,7 @@ def measure(test: Evaluation) -> Measurement:
     if sig.get("at_scale"):
         return projection.measured_or_why(call, sig, reference.load(test["reference"])[0])
     tolerance = (test["tolerance"][0], test["tolerance"][1])
-    case = _against(call, sig, test["seed"], reference.load(test["reference"]), tolerance)
+    case = _against(call, sig, test["seed"], reference.load(test["reference"]), tolerance, test.get("sample", False))
     case["program"] = program_shape.nodes(exported.mlir_module())
     return case
 
@@ -122,8 +126,9 @@ def _against(
     seed: int,
     expected: tuple[dict[str, Any], dict[str, np.ndarray]],
     tolerance: tuple[float, float],
+    sample: bool,
 ) -> ArrayMeasurement:
     """The step's outputs against the reference's."""
     record, arrays = expected
     outs = [arrays[f"out{i}"] for i in range(len(record["dtypes"]))]
-    return measure_outputs(call, sig, seed, record, outs, tolerance)
+    return measure_outputs(call, sig, seed, record, outs, tolerance, sample)

@@ -42,8 +42,11 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
     for part in task.points:
         if part == "hidden values" and not hidden:
             continue  # a student's own check: hidden cases stay with the instructor
-        if part in ("values", "hidden values"):
-            problem = _values(visible if part == "values" else hidden)
+        detail = None
+        if part == "values":
+            problem, detail = _values(visible), _detail(visible)
+        elif part == "hidden values":
+            problem = _values(hidden)  # no detail: a hidden case's values stay with the instructor
         else:
             problem = _gated(task, part, correct) or _structure(correct, _judge(task, part))
         results.append(
@@ -55,6 +58,7 @@ def score(task: Task, measured: Measured) -> list[TestResult]:
                 passed=explain.passed_note(task, part, cases),
                 figure=explain.figure(task, part, visible, correct),
                 signature=explain.signature_table(task, part, correct),
+                detail=detail,
             )
         )
     return results
@@ -68,9 +72,11 @@ def part_result(
     passed: str = "",
     figure: Figure | None = None,
     signature: SignatureTable | None = None,
+    detail: str | None = None,
 ) -> TestResult:
     """One part judged, for every kind: its points and "passed" (with ``passed`` as its note)
-    where there is no problem, else zero, "failed" and the problem in the student's words."""
+    where there is no problem, else zero, "failed" and the problem in the student's words, with
+    ``detail`` (wrong values: where and how they differ) where there is one."""
     points = task.points[part]
     return TestResult(
         name=f"{task.name}: {part}",
@@ -82,6 +88,7 @@ def part_result(
         visibility=visibility,
         figure=figure,
         signature=signature,
+        detail=detail if problem else None,
     )
 
 
@@ -98,6 +105,12 @@ def _values(cases: ArrayMeasured) -> str:
     case, measurement = failures[0]
     more = f" ({len(failures) - 1} more of {len(cases)} cases fail too)" if len(failures) > 1 else ""
     return f"{case.label()}: {measurement['values']['message']}{more}"
+
+
+def _detail(visible: ArrayMeasured) -> str | None:
+    """The first wrong visible case's detail: where its values first differ, and how."""
+    failures = [m for _, m in visible if not m["values"]["ok"]]
+    return failures[0]["values"].get("detail") if failures else None
 
 
 def _structure(correct: ArrayMeasured, problem_of: Callable[[Case, ArrayMeasurement], Problem | None]) -> str:
