@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from html import escape
+
 import jax
 import pytest
 
 from autograder.checks import CheckFailed, check
+from autograder.core.units import duration, quantity
 from autograder.specs import get
 from solutions import collectives as reference
 
@@ -29,7 +32,9 @@ def test_the_reference_passes_every_visible_check():
     assert "bytes sent 1.00x" in table and "failed" not in table  # the communication part's note
     assert "bytes sent over 'i'" in table and "3x (technique), 1x (communication)" in table  # the signature
     html = check(reference.ring_all_gather)._repr_html_()
-    assert "<td>ring_all_gather: values</td>" in html and "<table class='signature'>" in html
+    assert ">ring_all_gather: values</td>" in html and "<table class='signature'>" in html
+    assert "ring_all_gather: 8 of 8 points; every part passes" in table.splitlines()[0]
+    assert "judged 8 of the cell's 10 points; the other 2 (hidden values" in table  # item 5: points explained
 
 
 def _hidden_points(name: str) -> float:
@@ -45,6 +50,30 @@ def test_a_forbidden_collective_fails_with_the_reason():
         CheckFailed, match="contains all-gather \\(all_gather\\); ring_all_gather may use only ppermute"
     ):
         check(ring_all_gather)
+
+
+def test_a_failing_check_shows_the_whole_verdict_then_one_line_of_error(capsys):
+    """Outside a notebook the verdict is printed as text, every part with its points (the values
+    that pass too), the signature and each device's steps; the error a notebook shows is one line."""
+
+    def ring_all_gather(x, axis_name):  # a ring that sends each block straight to where it goes
+        n, me = jax.lax.axis_size(axis_name), jax.lax.axis_index(axis_name)
+        blocks = jax.numpy.zeros((n,) + x.shape, x.dtype).at[me].set(x)
+        for step in range(1, n):
+            block = jax.lax.ppermute(x, axis_name, [(i, (i + step) % n) for i in range(n)])
+            blocks = blocks.at[(me - step) % n].set(block)
+        return blocks.reshape((n * x.shape[0],) + x.shape[1:])
+
+    with pytest.raises(CheckFailed) as failed:
+        check(ring_all_gather)
+    shown = capsys.readouterr().out
+    headline = "ring_all_gather: 3 of 8 points; technique, communication fail (the table says why)"
+    assert shown.splitlines()[0] == headline
+    assert "ring_all_gather: values         3/3     passed" in shown  # the part that passes is there too
+    assert "bytes sent over 'i'" in shown and "What each device sends and multiplies, step by step" in shown
+    assert "! it came past a neighbour" in shown
+    assert failed.value._render_traceback_() == [f"CheckFailed: {headline}"]
+    assert "not its neighbours" in str(failed.value)  # the reasons stay in the exception for code that reads them
 
 
 def test_an_error_in_the_function_is_shown_in_one_line():
@@ -81,7 +110,18 @@ def test_probe_shows_what_the_grader_measures_of_a_function():
     program = probe(matmul_reduce_scatter)
     assert program.collectives == {"reduce-scatter": 1} and program.bytes_per_device == 7 / 8 * 32 * 8 * 4
     assert program.flops == 2 * 32 * 2 * 8 and program.peak_bytes and program.peak_bytes > (32 * 2 + 2 * 8) * 4
-    assert f"multiplies {program.flops} FLOPs" in repr(program)
+    shown = repr(program)  # every figure with its unit, the case with its options
+    assert shown.startswith(
+        "matmul_reduce_scatter(32x16 float32, 16x8 float32) on mesh 8:i, axis 'i', float32, (32, 2) (2, 8) per device: "
+        "runs 1 reduce-scatter; per device, sends 896 B, multiplies 1.02 kFLOP and needs "
+    ), shown
+    assert shown.endswith(f"{quantity(program.peak_bytes, 'B')} at its peak") and "FLOPs" not in shown
+    assert escape(shown) in program._repr_html_()
+    other = get("02_sharded_matmul").task("matmul_reduce_scatter").cases[1]  # case= as before
+    assert f"on {other.label()}: runs" in repr(probe(matmul_reduce_scatter, case=other))
+    assert repr(probe(matmul_reduce_scatter, case=1)) == repr(probe(matmul_reduce_scatter, case=other))
+    with pytest.raises(CheckFailed, match="matmul_reduce_scatter has 3 cases: pass case=0 to case=2"):
+        probe(matmul_reduce_scatter, case=3)
 
 
 def test_probe_at_scale_projects_the_program_on_each_machine_and_runs_nothing():
@@ -98,7 +138,37 @@ def test_probe_at_scale_projects_the_program_on_each_machine_and_runs_nothing():
     assert set(program.projected) == set(MACHINES)
     h100 = program.projected["8 x H100 SXM"]
     assert h100.compute_s == pytest.approx(2 * m * (k // 8) * n / 989e12)
-    assert "8 x H100 SXM:" in repr(program) and "a roofline" in repr(program)
+    # The reference's own record at that size beside it: the reference is its own match.
+    assert program.reference is not None and program.reference.flops == program.flops
+    assert set(program.reference_projected) == set(MACHINES)
+    lines = repr(program).splitlines()
+    scale = get("02_sharded_matmul").task("matmul_reduce_scatter").at_scale
+    assert lines[0].endswith(f"on {scale.case.label()}: runs 1 reduce-scatter"), lines[0]
+    assert lines[1].split() == ["per", "device", "yours", "reference", "ratio"]
+    assert lines[2].split() == ["sends", "940", "MB", "940", "MB", "1.00x"]  # 7/8 of 32768 x 16384 bfloat16
+    assert lines[3].split() == ["multiplies", "550", "GFLOP", "550", "GFLOP", "1.00x"]
+    peak = quantity(program.peak_bytes, "B")
+    assert lines[4].startswith("  needs at its peak") and lines[4].endswith(f"{peak}    {peak}  1.00x"), lines[4]
+    assert "a roofline" in lines[5] and lines[6].split()[:4] == ["machine", "yours", "reference", "ratio"]
+    row = next(line for line in lines if line.startswith("  8 x H100 SXM "))
+    assert f"{duration(h100.total_s)}  " in row and "1.00x  max(compute " in row and " ms" in row
+
+
+def test_probe_at_scale_without_the_course_s_records_says_so_in_one_line(monkeypatch, tmp_path):
+    """A copy of the course without the records a release ships: the student's figures and times
+    alone, and one line that says why the reference's are not beside them."""
+    from autograder.checks import probe
+    from autograder.grading import expected
+    from solutions.sharded_matmul import matmul_reduce_scatter
+
+    monkeypatch.setenv(expected.ENV, str(tmp_path))  # a folder that holds no records
+    program = probe(matmul_reduce_scatter, at_scale=True)
+    assert program.reference is None and program.reference_projected == {} and program.projected
+    lines = repr(program).splitlines()
+    assert lines[1].split() == ["per", "device", "yours"] and lines[2].split() == ["sends", "940", "MB"]
+    said = [line for line in lines if line.startswith("no reference beside it: ")]
+    assert len(said) == 1 and "no records to check 02_sharded_matmul against" in said[0], lines
+    assert lines[7].split() == ["machine", "yours", "where", "yours", "goes"]
 
 
 def test_probe_at_scale_says_which_parts_have_no_size_to_project_at():
@@ -119,6 +189,8 @@ def test_probe_at_scale_projects_a_training_step_too():
     weight = 4096 * 16384 * 4
     assert program.flops == 5 * 2 * 1024 * 4096 * 16384
     assert program.bytes_per_device == 4 * 7 / 8 * weight + 2 * 7 / 8 * 4  # and the loss, all-reduced
-    assert "8 x H100 SXM:" in repr(program)
+    rows = [line.split() for line in repr(program).splitlines()]
+    assert ["multiplies", "687", "GFLOP", "687", "GFLOP", "1.00x"] in rows  # the reference's step beside it
+    assert any(line.startswith("  8 x H100 SXM  ") for line in repr(program).splitlines())
     with pytest.raises(CheckFailed, match=r"probe\(fn, at_scale=True\) projects it"):
         probe(fsdp_step)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..core.files import write_atomic
 from ..specs import ASSIGNMENTS
-from . import scale_view, signature_view
+from . import figures, scale_view, signature_view
 from .figures import svg
 from .leaderboard import doubts
 
@@ -40,12 +40,15 @@ def markdown(report: Report) -> str:
         lines += ["", f"{_STATUS_NOTE.get(report.status, '')} {report.message}".strip()]
     lines += ["", "| test | points | status | what to look at |", "| --- | --- | --- | --- |"]
     for t in report.tests:
-        message = _message(report.assignment, t).replace("|", "\\|").replace("\n", " ")
+        message = _message(report.assignment, t).replace("|", "\\|").replace("\n", " ") + _detail_markdown(t)
         name = t.name + (" (hidden)" if t.visibility == "hidden" else "")
         lines.append(f"| {name} | {t.score:g}/{t.max_score:g} | {t.status} | {message} |")
     signatures = signature_view.text(report.tests)
     if signatures:
         lines += ["", "What each program spends per device, beside the reference's:", "", "```", signatures, "```"]
+    pictures = figures.text(report.tests)
+    if pictures:
+        lines += ["", "What each device does, step by step:", "", "```", pictures, "```"]
     projected = scale_view.text(report.at_scale)
     if projected:
         lines += ["", "## At scale", "", "```", projected, "```"]
@@ -76,7 +79,7 @@ def to_html(report: Report) -> str:
         f"<tr class='{t.status}'><td>{html.escape(t.name)}"
         f"{' <em>(hidden)</em>' if t.visibility == 'hidden' else ''}</td>"
         f"<td>{t.score:g}/{t.max_score:g}</td><td>{t.status}</td><td>{html.escape(_message(report.assignment, t))}"
-        f"{_picture(t)}{_signature(t)}</td></tr>"
+        f"{_detail_html(t)}{_picture(t)}{_signature(t)}</td></tr>"
         for t in report.tests
     )
     note = ""
@@ -116,6 +119,24 @@ def _message(assignment: str, test: TestResult) -> str:
     tasks = ASSIGNMENTS[assignment].tasks if assignment in ASSIGNMENTS else ()
     task = next((t for t in tasks if t.grade_id == test.grade_id), None)
     return task.hidden_hint() if task else "a hidden case fails; your visible cases pass, so look at what changes"
+
+
+def _detail_lines(test: TestResult) -> list[str]:
+    """Where a visible part's wrong values differ, and how (``TestResult.detail``), escaped; a
+    hidden part shows none."""
+    if test.visibility == "hidden" or not test.detail:
+        return []
+    return [html.escape(line) for line in test.detail.splitlines()]
+
+
+def _detail_markdown(test: TestResult) -> str:
+    lines = _detail_lines(test)
+    return "".join(f"<br>{line.replace('|', '&#124;')}" for line in lines)
+
+
+def _detail_html(test: TestResult) -> str:
+    body = "\n".join(_detail_lines(test))
+    return f"<pre class='detail'>{body}</pre>" if body else ""
 
 
 def _picture(test: TestResult) -> str:

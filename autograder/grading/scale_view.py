@@ -11,20 +11,21 @@ from collections.abc import Mapping
 from ..core.machines import MACHINES
 from ..core.records import ScaledProgram
 from ..core.roofline import Cost, Projection, project
+from ..core.units import duration
 
 MODEL = (
     "projected at a realistic size, compiled and never run: a roofline (peak rates, no latency; "
     "compute and memory overlap, each link's time adds, less what runs under compute)"
 )
-HEADER = ("machine", "yours", "reference", "ratio", "where yours goes (ms)")
+HEADER = ("machine", "yours", "reference", "ratio", "where yours goes")
 
 
 def breakdown(p: Projection) -> str:
-    """Where a projected time goes: ``max(compute, memory) + links - hidden``, in ms."""
-    links = " + ".join(f"{axes} {s * 1e3:.3f}" for axes, s in p.links_s.items()) or "0"
+    """Where a projected time goes: ``max(compute, memory) + links - hidden``, each time with its unit."""
+    links = " + ".join(f"{axes} {duration(s)}" for axes, s in p.links_s.items()) or "0 s"
     return (
-        f"max(compute {p.compute_s * 1e3:.3f}, memory {p.memory_s * 1e3:.3f}) + links {links} "
-        f"- hidden {p.hidden_s * 1e3:.3f}" + ("" if p.fits else "; does not fit one chip's memory")
+        f"max(compute {duration(p.compute_s)}, memory {duration(p.memory_s)}) + links {links} "
+        f"- hidden {duration(p.hidden_s)}" + ("" if p.fits else "; does not fit one chip's memory")
     )
 
 
@@ -39,7 +40,7 @@ def projections(scaled: ScaledProgram, machine: str) -> tuple[Projection, Projec
 def cells(scaled: ScaledProgram, machine: str) -> tuple[str, str, str, str, str]:
     yours, reference = projections(scaled, machine)
     ratio = f"{yours.total_s / reference.total_s:.2f}x" if reference.total_s else ""
-    return machine, f"{yours.total_s * 1e3:.3f} ms", f"{reference.total_s * 1e3:.3f} ms", ratio, breakdown(yours)
+    return machine, duration(yours.total_s), duration(reference.total_s), ratio, breakdown(yours)
 
 
 def text(at_scale: Mapping[str, ScaledProgram]) -> str:

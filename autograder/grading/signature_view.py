@@ -8,6 +8,7 @@ import html
 from collections.abc import Iterable
 
 from ..core.records import SignatureRow, SignatureTable, TestResult
+from ..core.units import quantity
 
 HEADER = ("per device", "yours", "reference", "ratio", "allowed")
 
@@ -18,17 +19,25 @@ def tables(results: Iterable[TestResult]) -> list[tuple[str, SignatureTable]]:
 
 
 def cells(row: SignatureRow) -> tuple[str, str, str, str, str]:
-    """One row's cells: the dimension, both figures, their ratio, and the ratio the task allows."""
-    yours, reference = row["yours"], row["reference"]
-    allowed = ", ".join(f"{ratio:g}x ({part})" for part, ratio in row["bounds"].items()) or "not judged"
-    return row["dimension"], _number(yours), _number(reference), _ratio(yours, reference), allowed
+    """One row's cells: the dimension, both figures with their unit, their ratio, and the ratio
+    the task allows."""
+    yours, reference, unit = row["yours"], row["reference"], unit_of(row["dimension"])
+    allowed = ", ".join(f"{bound:g}x ({part})" for part, bound in row["bounds"].items()) or "not judged"
+    return row["dimension"], _number(yours, unit), _number(reference, unit), ratio(yours, reference), allowed
 
 
-def _number(value: float | None) -> str:
-    return "unknown" if value is None else f"{value:,.0f}"
+def unit_of(dimension: str) -> str:
+    """A signature row's unit, from its dimension's words (``trusted/explain.py`` names them):
+    FLOPs for the matmuls' work, bytes for everything else (held, at the peak, sent)."""
+    return "FLOP" if "FLOP" in dimension else "B"
 
 
-def _ratio(yours: float | None, reference: float | None) -> str:
+def _number(value: float | None, unit: str) -> str:
+    return "unknown" if value is None else quantity(value, unit)
+
+
+def ratio(yours: float | None, reference: float | None) -> str:
+    """Yours over the reference's, "1.00x" where both are none, blank where either is unknown."""
     if yours is None or reference is None:
         return ""
     if not reference:

@@ -208,9 +208,11 @@ def _devices(origins: list[int], devices: int) -> str:
 
 
 def _short(origins: list[int], devices: int) -> str:
-    """A label that fits a cell: "3", "0,5", "0-3", "all"."""
+    """A label that fits a cell: "3", "0,5", "0-3", "all", "all but 2"."""
     if len(origins) == devices:
         return "all"
+    if devices > 3 and len(origins) == devices - 1:
+        return f"all but {next(d for d in range(devices) if d not in origins)}"
     if len(origins) > 2 and origins == list(range(origins[0], origins[-1] + 1)):
         return f"{origins[0]}-{origins[-1]}"
     return ",".join(map(str, origins))

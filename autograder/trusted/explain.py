@@ -29,8 +29,8 @@ ArrayMeasured = list[tuple[Case, ArrayMeasurement]]
 
 
 _LABELS: dict[Dimension, str] = {
-    "resident": "held after the call (bytes)",
-    "peak": "memory at the peak (bytes)",
+    "resident": "held after the call",
+    "peak": "memory at the peak",
     "flops": "FLOPs of matmuls",
     "traffic": "bytes sent",
 }

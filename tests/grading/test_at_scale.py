@@ -77,6 +77,15 @@ def test_twice_the_reference_s_every_resource_projects_twice_its_time_on_every_m
         assert scale_view.cells(_scaled(2.0), machine)[3] == "2.00x"
 
 
+def test_the_view_gives_each_time_with_its_unit():
+    """The 8 H100s: 2 TFLOP at 989 TFLOP/s is 2.02 ms of compute, 3 GB at 3.35 TB/s 0.896 ms of
+    memory traffic, 200 MB over NVLink's 450 GB/s 0.444 ms, half of it hidden under compute."""
+    machine, yours, reference, ratio, where = scale_view.cells(_scaled(), "8 x H100 SXM")
+    assert (machine, yours, reference, ratio) == ("8 x H100 SXM", "2.24 ms", "2.24 ms", "1.00x")
+    assert where == "max(compute 2.02 ms, memory 0.896 ms) + links i 0.444 ms - hidden 0.222 ms"
+    assert scale_view.HEADER[-1] == "where yours goes"
+
+
 def test_the_view_shows_every_machine_and_says_it_is_a_model():
     text = scale_view.text({"ring_all_gather": _scaled(2.0)})
     assert text.startswith(scale_view.MODEL)

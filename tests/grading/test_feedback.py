@@ -32,7 +32,7 @@ def test_traffic_figure_draws_sent_minimum_and_reference():
         }
     )
     ET.fromstring(picture)  # well-formed, so the label was escaped
-    assert "3584 bytes" in picture and "1792 bytes" in picture and "reference" in picture
+    assert "3.58 kB" in picture and "1.79 kB" in picture and "the reference" in picture
     assert "<script>" not in picture
 
 
@@ -45,7 +45,7 @@ def test_memory_figure_draws_each_leaf_against_its_share():
         }
     )
     ET.fromstring(picture)  # well-formed, so the labels were escaped
-    assert "opt_state/mu/w1" in picture and "2048 bytes" in picture and picture.count("256 bytes") == 3
+    assert "opt_state/mu/w1" in picture and "2.05 kB" in picture and picture.count(">256 B<") == 3
     assert picture.count('fill="#cf222e"') == 1  # only the leaf held whole is red
     assert "<b>" not in picture
 
@@ -96,7 +96,7 @@ def test_feedback_shows_the_technique_s_signature_beside_the_reference_s_and_esc
         "case": "mesh 8:i <i>",
         "rows": [
             {
-                "dimension": "memory at the peak (bytes)",
+                "dimension": "memory at the peak",
                 "yours": 78720,
                 "reference": 39940,
                 "bounds": {"technique": 1.5},
@@ -114,9 +114,10 @@ def test_feedback_shows_the_technique_s_signature_beside_the_reference_s_and_esc
     report = Report("ada", "05_transformer_parallel", "graded", "", tests)
     page, text = to_html(report), markdown(report)
     table = page[page.index("<table class='signature'>") : page.index("</table>", page.index("class='signature'"))]
-    assert "<td>78,720</td><td>39,940</td><td>1.97x</td><td>1.5x (technique)</td>" in table
+    assert "<td>78.7 kB</td><td>39.9 kB</td><td>1.97x</td><td>1.5x (technique)</td>" in table  # with units
+    assert "<td>1.79 kB</td><td>1.79 kB</td><td>1.00x</td>" in table and "<td>0 FLOP</td><td>0 FLOP</td>" in table
     assert "<td>1.5x (technique), 1x (communication)</td>" in table and "<td>not judged</td>" in table
     assert "mesh 8:i &lt;i&gt;" in page and "<i>" not in table
     row = next(line for line in text.splitlines() if line.startswith("  memory at the peak"))
-    assert row.split() == ["memory", "at", "the", "peak", "(bytes)", "78,720", "39,940", "1.97x", "1.5x", "(technique)"]
+    assert " ".join(row.split()) == "memory at the peak 78.7 kB 39.9 kB 1.97x 1.5x (technique)"
     assert "ring: technique, mesh 8:i <i>:" in text  # Markdown code block: shown as written

@@ -94,6 +94,7 @@ def test_the_experts_exchange_is_drawn_from_its_two_all_to_alls_in_the_feedback(
     assert moe["computes"][1] == [list(range(8))] * 8  # each expert multiplies tokens from every device
     picture = svg(moe)
     assert "each device sends a piece to every other" in picture and _arrows(picture) == {"near": 0, "far": 0}
+    assert _labels(picture)[:8] == [f"all but {d}" for d in range(8)]  # each receives from every other
 
 
 def test_the_experts_technique_part_is_explained_by_their_exchange():

@@ -120,9 +120,10 @@ def test_check_prints_each_projection_beside_the_reference_s(course, tmp_path):
     for task in get(ASSIGNMENT).tasks:
         if task.at_scale is not None:
             assert f"{task.name} at {task.at_scale.case.label()} ({task.at_scale.why}):" in text
-    rows = [line.split() for line in text.splitlines() if line.startswith("  ") and " ms " in line]
+    rows = [line.split() for line in text.splitlines() if line.startswith("  ") and "x  max(compute " in line]
     assert len(rows) == len(MACHINES) * sum(t.at_scale is not None for t in get(ASSIGNMENT).tasks)
     assert all("1.00x" in row for row in rows), rows
+    assert all(row[row.index("1.00x") - 1] in ("s", "ms", "µs", "ns") for row in rows), rows  # times with units
 
 
 # The class below: who is graded, and who gets a row of zeros with the reason (every malformed
@@ -203,7 +204,7 @@ def test_grade_reports_every_student_and_exits_zero(graded_class):
     assert wrong_submission(ASSIGNMENT, "raises_at_import").message in bob["message"]
     alice = json.loads((out / "alice" / "results.json").read_text())
     assert {tuple(sorted(t)) for t in alice["tests"]} == {
-        ("figure", "grade_id", "max_score", "message", "name", "score", "signature", "status", "visibility")
+        ("detail", "figure", "grade_id", "max_score", "message", "name", "score", "signature", "status", "visibility")
     }
 
 
