@@ -257,6 +257,8 @@ def serve_local(work: Path, port: int, token: str) -> int:
         f"--port={port}",
         "--ServerApp.port_retries=0",
         f"--ServerApp.root_dir={work}",
+        # The image's settings (docker/lab/overrides.json): offline, no news and no update checks.
+        f"--LabApp.app_settings_dir={repo / 'docker' / 'lab'}",
         # The student's shell as their own terminal has it: Jupyter, its output not a terminal,
         # would start a login shell, whose /etc/profile (Debian's) resets PATH without the venv.
         f"--ServerApp.terminado_settings={json.dumps({'shell_command': [terminal_shell()]})}",

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import sysconfig
@@ -21,57 +20,10 @@ from autograder.delivery import lab
 from autograder.engine import images
 
 from ..helpers.course import REPO
+from ..helpers.local_lab import JAXCOURSE, read_until_url, start, stop
 from ..helpers.net import free_port
 
-JAXCOURSE = [sys.executable, "-m", "jaxcourse"]
-URL_RE = re.compile(r"(http://127\.0\.0\.1:\d+)/lab\?token=([0-9a-f]+)")
 
-
-def _as_from_a_terminal() -> None:
-    """Ctrl-C's default action, as a command typed at a terminal has it: a test session started in
-    the background (`make test &`, some CI runners) ignores SIGINT, and its children would inherit that."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def start(argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
-    return subprocess.Popen(
-        [*JAXCOURSE, *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=REPO,
-        env=os.environ | (env or {}),
-        preexec_fn=_as_from_a_terminal,
-    )
-
-
-def read_until_url(proc: subprocess.Popen, timeout: float = 300) -> tuple[str, str, list[str]]:
-    """The base URL and token `jaxcourse lab` prints, and the lines before it."""
-    lines: list[str] = []
-    start_time = time.monotonic()
-    while time.monotonic() - start_time < timeout:
-        line = proc.stdout.readline()
-        if not line and proc.poll() is not None:
-            break
-        lines.append(line.rstrip())
-        if match := URL_RE.search(line):
-            return match.group(1), match.group(2), lines
-    proc.kill()
-    raise AssertionError("jaxcourse lab printed no URL:\n" + "\n".join(lines[-20:]))
-
-
-def stop(proc: subprocess.Popen) -> tuple[int, str]:
-    """Ctrl-C, as a terminal sends it; the exit status and the rest of the output."""
-    proc.send_signal(signal.SIGINT)
-    try:
-        rest, _ = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise AssertionError("jaxcourse lab did not stop within 60 s of Ctrl-C") from None
-    return proc.returncode, rest
-
-
-@pytest.mark.docker
 def test_lab_in_docker_serves_and_stops_on_ctrl_c(client, cpu_image, tmp_path):
     port, work = free_port(), tmp_path / "work"
     proc = start(["lab", "--port", str(port), "--work", str(work)])
