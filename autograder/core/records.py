@@ -104,7 +104,8 @@ def fail(message: str) -> Verdict:
 
 
 class Timeline(TypedDict):
-    """A program's steps (its collective-permutes and all-to-alls, as it runs them), each as its
+    """A program's steps (its collective-permutes, all-to-alls and library collectives, as it runs
+    them), each as its
     [source, target] pairs and, per pair, the devices whose inputs the sent value was made from;
     and per slot (before the first step, then after each) per device, the devices whose inputs its
     matmuls read (None: it runs none there)."""
@@ -173,7 +174,7 @@ class MemoryFigure(TypedDict):
 
 class RingFigure(TypedDict):
     """What every device sends and multiplies at each step of a program that passes blocks on, from
-    its compiled collective-permutes and all-to-alls (a ``Timeline``): steps across, devices down;
+    its compiled collectives (a ``Timeline``): steps across, devices down;
     ``far`` the [step, source, target] permutes past a neighbour. A figure from a results file
     written before ``kinds`` has only permutes, and neither labels nor matmuls."""
 

@@ -5,8 +5,9 @@ Each device's inputs are labelled with that device's number. An instruction's re
 labels of what it was made from; a collective-permute hands its source's labels to its target; an
 all-to-all hands each piece to the device it is for. So a ring that forwards the block it received
 is told apart from one that sends its own block each time, though both send along the same pairs.
-The steps are the program's permutes and all-to-alls in the order it runs them (a loop's body once
-per trip). Labels are coarse inside an instruction (a slice of a gathered array carries every block
+The steps are the program's permutes, all-to-alls and library collectives (all-gather, all-reduce,
+reduce-scatter: each device's operand to every other of its group) in the order it runs them (a
+loop's body once per trip). Labels are coarse inside an instruction (a slice of a gathered array carries every block
 of it), never missing.
 """
 
@@ -35,8 +36,8 @@ _COMMENT = re.compile(r"/\*.*?\*/")
 
 def timeline(hlo_text: str) -> records.Timeline | None:
     """The steps of a compiled SPMD program, each device's view of them; None where it has no
-    collective-permute or all-to-all."""
-    if "collective-permute" not in hlo_text and "all-to-all" not in hlo_text:
+    collective (a library one, all-gather or all-reduce, is one step of its own)."""
+    if not any(kind in hlo_text for kind in ("collective-permute", "all-to-all", *_GATHERING)):
         return None  # nothing to draw: skip reading the program
     module = parse_module(hlo_text)
     if module.entry is None:
@@ -192,11 +193,20 @@ class _Reader:
         return [_arrived(v, arrived) for v in received]
 
     def _gathered(self, ins: Instr, ops: list[Each]) -> Each:
+        """A library collective, one step: each device of a group sends what its operands were
+        made from to every other, and each receives all of the group's (however the library
+        routes it, ring or tree, that is what arrives)."""
+        kind = ins.op.removesuffix("-start")
         out: Each = [0] * self.devices
-        for group in device_groups(ins.op.removesuffix("-start"), ins.attrs, self.devices):
-            mixed = _union(o[d] for o in ops for d in group)
-            for d in group:
-                out[d] = _shaped(ins.result_type, mixed)
+        pairs, carried, mixed = [], [], {}
+        for group in device_groups(kind, ins.attrs, self.devices):
+            mine = {d: _union(o[d] for o in ops) for d in group}
+            pairs += [(s, t) for t in group for s in group if s != t]
+            carried += [mine[s] for t in group for s in group if s != t]
+            mixed.update({d: _union(mine.values()) for d in group})
+        arrived = self._step(kind, pairs, carried) if pairs else 0
+        for d, origins in mixed.items():
+            out[d] = _shaped(ins.result_type, origins | arrived)
         return out
 
     def _step(self, kind: str, pairs: list[tuple[int, int]], carried: list[Origins]) -> Origins:

@@ -21,6 +21,14 @@ NEIGHBOUR, FAR, EXCHANGE = "#57606a", "#cf222e", "#8c959f"
 MATMUL, MATMUL_EDGE, CELL_EDGE = "#b6e3ff", "#0969da", "#d0d7de"
 TITLE = "What each device sends and multiplies, step by step"
 _LEGEND_MARK = 40  # px: the sample of a mark before its words
+# A step in which every device of a group sends to every other, drawn faint: what each kind does.
+EXCHANGES = {
+    "all-to-all": "an all-to-all: each device sends a piece to every other",
+    "all-gather": "an all-gather (the library's): each device's block goes to every other",
+    "all-reduce": "an all-reduce (the library's): every device's partial sums reach every other",
+    "reduce-scatter": "a reduce-scatter (the library's): every device's partial sums of each block reach its owner",
+    "collective-broadcast": "a broadcast (the library's): one device's block goes to every other",
+}
 
 
 def draw(figure: RingFigure) -> str:
@@ -132,7 +140,7 @@ def _cell(
 
 def _arrow(step: int, s: int, t: int, kind: str, wrong: bool, x0: float, x1: float, y: Callable[[int], float]) -> str:
     """One send, across its step's gutter from the sender's row to the receiver's cell."""
-    exchange = kind == "all-to-all"
+    exchange = kind != "collective-permute"
     colour, cls = (FAR, "far") if wrong else (EXCHANGE, "exchange") if exchange else (NEIGHBOUR, "near")
     said = f"step {step + 1}: device {s} sends to device {t}" + (", past its neighbours" if wrong else "")
     return (
@@ -157,8 +165,7 @@ def _legend(
         lines.append((_sample_arrow("near", NEIGHBOUR), "a send to a neighbour on the mesh"))
     if far:
         lines.append((_sample_arrow("far", FAR, 2.5), f"a send past a neighbour, in red ({len(far)} of them)"))
-    if "all-to-all" in kinds:
-        lines.append((_sample_arrow("exchange", EXCHANGE), "an all-to-all: each device sends a piece to every other"))
+    lines += [(_sample_arrow("exchange", EXCHANGE), said) for kind, said in EXCHANGES.items() if kind in kinds]
     if figure.get("carried"):
         lines.append((_sample_cell("#ffffff", CELL_EDGE, "3"), "a block that arrived, made from device 3's inputs"))
     if any(read is not None for slot in computes for read in slot):

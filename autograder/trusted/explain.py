@@ -115,7 +115,7 @@ def _traffic_figure(
 
 def ring_figure(case: Case, census: Census) -> RingFigure | None:
     """What each device sends and multiplies at each step of ``case``'s program, with the permutes
-    that pass a neighbour on the torus of the case's mesh; None without a permute or all-to-all."""
+    that pass a neighbour on the torus of the case's mesh; None without a collective."""
     timeline = census.get("timeline")
     if not timeline:
         return None

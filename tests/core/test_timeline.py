@@ -4,8 +4,6 @@ what it received, one sends its own block past its neighbours) are told apart by
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 import pytest
@@ -99,8 +97,19 @@ def test_an_all_to_all_sends_each_device_its_piece(mesh):
     assert steps["computes"][1] == [list(range(N))] * N
 
 
-def test_a_program_without_permutes_has_no_timeline(mesh):
-    assert _timeline(mesh, partial(jax.lax.psum, axis_name="i"), (N * 2, 3), out=WHOLE) is None
+def test_a_library_all_gather_is_one_step_in_which_each_device_sends_every_other_its_block(mesh):
+    def gathered(x):
+        return jax.lax.all_gather(x, "i", tiled=True) @ jnp.ones((3, 3), x.dtype)
+
+    steps = _timeline(mesh, gathered, (N * 2, 3))
+    assert steps["kinds"] == ["all-gather"]
+    assert sorted(map(tuple, steps["steps"][0])) == [(s, t) for s in range(N) for t in range(N) if s != t]
+    assert all(carried == [s] for (s, _), carried in zip(steps["steps"][0], steps["carried"][0]))
+    assert steps["computes"] == [[None] * N, [list(range(N))] * N]  # the matmul waits for the gather
+
+
+def test_a_program_without_collectives_has_no_timeline(mesh):
+    assert _timeline(mesh, lambda x: x @ jnp.ones((3, 3), x.dtype), (N * 2, 3)) is None
 
 
 def test_a_long_ring_is_drawn_up_to_the_steps_a_picture_holds(mesh):

@@ -299,6 +299,11 @@ def test_the_verdict_table_has_a_row_for_every_part(case, drawn, verdicts):
         assert f"{test.score:g}/{test.max_score:g}" in said and test.status in said, (row, test)
         assert test.message.strip() in said, (row, test.message)
     assert shown["signatures"] == len(signature_view.tables(result.tests))
+    pictures = [t.figure["kind"] for t in result.tests if t.figure and t.visibility == "visible"]
+    assert len(shown["svgs"]) == len(pictures), (pictures, len(shown["svgs"]))
+    technique = next((t for t in result.tests if t.name.endswith(": technique")), None)
+    if technique and _passes_blocks(find_task(case.task)[1]) and result.tests[0].status == "passed":
+        assert technique.figure and technique.figure["kind"] == "ring", technique  # each device's steps
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
