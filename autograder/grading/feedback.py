@@ -79,7 +79,7 @@ def to_html(report: Report) -> str:
         f"<tr class='{t.status}'><td>{html.escape(t.name)}"
         f"{' <em>(hidden)</em>' if t.visibility == 'hidden' else ''}</td>"
         f"<td>{t.score:g}/{t.max_score:g}</td><td>{t.status}</td><td>{html.escape(_message(report.assignment, t))}"
-        f"{_detail_html(t)}{_picture(t)}{_signature(t)}</td></tr>"
+        f"{detail_html(t)}{_picture(t)}{_signature(t)}</td></tr>"
         for t in report.tests
     )
     note = ""
@@ -134,7 +134,8 @@ def _detail_markdown(test: TestResult) -> str:
     return "".join(f"<br>{line.replace('|', '&#124;')}" for line in lines)
 
 
-def _detail_html(test: TestResult) -> str:
+def detail_html(test: TestResult) -> str:
+    """The detail as a preformatted block, for the feedback's table and check()'s."""
     body = "\n".join(_detail_lines(test))
     return f"<pre class='detail'>{body}</pre>" if body else ""
 

@@ -11,6 +11,7 @@ hidden cases, which only the instructor has.
 
 from __future__ import annotations
 
+import html
 import os
 import sys
 import tempfile
@@ -31,6 +32,7 @@ from ..trusted.jobs import Measured
 from ..trusted.judges import JUDGES, score_task
 from ..untrusted.runner import run_test
 from . import expected, figures, signature_view
+from .feedback import detail_html
 from .grader import DEFAULT_TEST_TIMEOUT, DEFAULT_TIMEOUT, NoReferences, provider_for
 from .notebooks import NotebookError, assignment_of, read
 from .plan import PlannedTest, plan
@@ -107,15 +109,13 @@ class CheckResult:
         return f"{self.headline()}\n{self.points_note()}\n\n{format_results(self.tests)}"
 
     def _repr_html_(self) -> str:
-        import html
-
         if not self.attempted:
             return f"<p>{html.escape(repr(self))}</p>"
         colour = {"passed": "#1a7f37", "failed": "#cf222e"}
         rows = "".join(
             f"<tr><td {_LEFT}>{html.escape(t.name)}</td><td {_LEFT}>{t.score:g}/{t.max_score:g}</td>"
             f"<td style='{_ALIGN};color:{colour.get(t.status, '#57606a')};font-weight:bold'>{html.escape(t.status)}</td>"
-            f"<td {_LEFT}>{html.escape(t.message)}{_detail_html(t)}</td></tr>"
+            f"<td {_LEFT}>{html.escape(t.message)}{detail_html(t)}</td></tr>"
             for t in self.tests
         )
         signatures = "".join(signature_view.to_html(table) for _, table in signature_view.tables(self.tests))
@@ -133,12 +133,6 @@ class CheckResult:
 # JupyterLab right-aligns a table's cells: words read better from the left.
 _ALIGN = "text-align:left;vertical-align:top"
 _LEFT = f"style='{_ALIGN}'"
-
-
-def _detail_html(result: TestResult) -> str:
-    import html
-
-    return f"<pre class='detail'>{html.escape(result.detail)}</pre>" if result.detail else ""
 
 
 def show(result: CheckResult) -> None:
