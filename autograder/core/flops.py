@@ -50,7 +50,7 @@ class _Counter:
             inner = self._inner(ins)
             if inner is None:
                 return None
-            total += _own(ins, types) + inner
+            total += instruction_flops(ins, types) + inner
         return total
 
     def _inner(self, ins: Instr) -> float | None:
@@ -75,7 +75,7 @@ def is_matmul(ins: Instr) -> bool:
     return ins.op in ("dot", "convolution")
 
 
-def _own(ins: Instr, types: dict[str, str]) -> float:
+def instruction_flops(ins: Instr, types: dict[str, str]) -> float:
     """The instruction's own FLOPs: a dot's, a convolution's, a cuBLAS matmul's or a cuDNN
     convolution's; 0 otherwise."""
     if ins.op == "dot":
@@ -128,3 +128,34 @@ def _operand_dims(ins: Instr, types: dict[str, str], index: int) -> tuple[int, .
         return printed[0][0]
     name = piece.strip().lstrip("%")
     return _first_array(types.get(name, ""))
+
+
+_STABLEHLO_DOT_RE = re.compile(
+    r"stablehlo\.dot_general\b[^:\n]*?contracting_dims\s*=\s*\[([\d,\s]*)\][^:\n]*:\s*\(tensor<([^>]*)>"
+)
+_STABLEHLO_PRECISION_RE = re.compile(r"precision\s*=\s*\[(\w+)")
+_STABLEHLO_RESULT_RE = re.compile(r"->\s*tensor<([^>]*)>")
+
+
+def dot_shares(module_text: str) -> dict[str, float]:
+    """Each kind of matmul's share of a program's matmul FLOPs, read from the lowered program
+    (StableHLO), where each dot keeps the dtype the program gave it (XLA:CPU computes bfloat16
+    in float32): ``"bf16"``, ``"f32"`` at default precision, ``"f32:highest"``. A chip's peak
+    differs by kind (``machines.Machine.peak_flops``). Each dot counts once, a loop's too."""
+    flops: dict[str, float] = {}
+    for line in module_text.splitlines():
+        dot = _STABLEHLO_DOT_RE.search(line)
+        result = _STABLEHLO_RESULT_RE.search(line)
+        if not dot or not result:
+            continue
+        contracting, lhs_type = dot.groups()
+        stated = _STABLEHLO_PRECISION_RE.search(line)
+        precision = stated.group(1) if stated else None
+        *lhs_dims, dtype = lhs_type.split("x")
+        lhs = [int(d) if d.isdigit() else 1 for d in lhs_dims]
+        out = [int(d) for d in result.group(1).split("x")[:-1] if d.isdigit()]
+        size = 2.0 * prod(out) * prod(lhs[int(d)] for d in contracting.split(",") if d.strip())
+        key = dtype.lower() if precision in (None, "DEFAULT") else f"{dtype.lower()}:{precision.lower()}"
+        flops[key] = flops.get(key, 0.0) + size
+    total = sum(flops.values())
+    return {key: value / total for key, value in sorted(flops.items())} if total else {}

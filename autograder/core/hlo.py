@@ -170,7 +170,7 @@ def hlo_census(
             if op == "collective-permute":
                 hops = _farthest_hops(ins.attrs, shape)
                 census.farthest_hops = max(census.farthest_hops, hops)
-            for elements, itemsize in _result_arrays(ins):
+            for elements, itemsize in result_arrays(ins):
                 values += fraction * elements
                 nbytes += fraction * elements * itemsize
                 links += fraction * elements * hops
@@ -278,7 +278,7 @@ def _iota(dims: str, perm: str | None) -> Any:
     return ids.reshape(-1)
 
 
-def _result_arrays(ins: Instr) -> list[tuple[int, int]]:
+def result_arrays(ins: Instr) -> list[tuple[int, int]]:
     """(element count, item size) of each array a collective delivers: every member of a tuple
     result (a psum of several arrays, merged into one all-reduce, sends them all).
 
@@ -302,7 +302,7 @@ def _result_arrays(ins: Instr) -> list[tuple[int, int]]:
     return [(prod(dims), itemsize) for piece in delivered for dims, itemsize in arrays(piece)]
 
 
-def _group_size(attrs: str, partitions: int) -> int:
+def group_size(attrs: str, partitions: int) -> int:
     named = re.search(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}", attrs)
     if named:  # the partitioner's form: mesh['x'=2,'y'=4] {'y'}
         sizes = {k: int(v) for k, v in re.findall(r"'([^']+)'=(\d+)", named.group(1))}
@@ -320,7 +320,7 @@ def _fraction_sent(op: str, attrs: str, partitions: int) -> float:
     """Values one device sends per value of the op's result, under ring algorithms."""
     if op == "collective-permute":
         return 1.0
-    n = _group_size(attrs, partitions)
+    n = group_size(attrs, partitions)
     if op == "all-reduce":
         return 2 * (n - 1) / n
     if op == "reduce-scatter":

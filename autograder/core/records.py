@@ -239,6 +239,25 @@ class ArrayMeasurement(Measurement, total=False):
     program: list[str]  # the exported program's shape (core/program_shape.py), for finding copies
 
 
+class CollectiveRecord(TypedDict):
+    """One collective as the network and the overlap read it (``overlap.CollectiveRun``)."""
+
+    kind: str
+    axes: list[str]
+    array_bytes: float
+    times: int
+    pairs: list[list[int]]
+    scope: int  # its computation, in CostRecord.scopes
+    beside: list[int]  # the work of that computation it may run beside, by index
+
+
+class ScopeRecord(TypedDict):
+    """A computation that runs collectives (``overlap.Scope``)."""
+
+    times: int
+    work: list[list[float]]  # per run, each piece of work's FLOPs and HBM bytes
+
+
 class CostRecord(TypedDict):
     """A compiled program's resource signature as the roofline reads it (``roofline.Cost``)."""
 
@@ -246,7 +265,9 @@ class CostRecord(TypedDict):
     hbm_bytes: float
     traffic: dict[str, float]
     peak: int | None
-    overlap: float
+    dots: dict[str, float]
+    collectives: list[CollectiveRecord]
+    scopes: list[ScopeRecord]
 
 
 class ProjectedMeasurement(Measurement, total=False):

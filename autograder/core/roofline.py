@@ -1,9 +1,18 @@
 """How long a program would take on a real machine, from what its compiled program spends on one
-device: a roofline, which is a model and says so. Compute at the chip's peak, memory traffic at
-its HBM's, and the bytes sent over each set of mesh axes at the rate of the slowest link they
-cross, each shown apart; communication the program's dataflow lets run under compute is hidden
-behind it, up to the compute's own time. No latency, no contention, no kernel efficiency:
-a program that a model ranks faster is faster only where those are alike.
+device: a roofline, which is a model and says so.
+
+    total = per call + max(compute, memory) + each collective's time on the network - hidden
+
+Compute is each kind of matmul's FLOPs at the chip's peak for its dtype, memory the bytes the
+program moves in HBM at its own dtypes (``hbm_traffic.py``), each at the fraction of peak a real
+chip reached (``calibration.py``, where one was measured); a collective takes what its algorithm
+takes on the machine's network (``network.py``). Each collective, in turn, is given as much of
+the work its dataflow lets run beside it (``overlap.py``) as covers its time, the work that
+relieves the program's bottleneck first (a long matmul may cover several transfers, a share of
+it each); the rest of the work runs as a roofline of its own. What is hidden is what that saves: max(compute, memory) less the rest's time. A piece of
+work is given once, so memory traffic that runs beside a transfer does not also hide under the
+matmuls. No contention between kernels, no launch gaps but the per-call one: a program the model
+ranks faster is faster where those are alike.
 """
 
 from __future__ import annotations
@@ -12,12 +21,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from .flops import program_flops
+from .calibration import Calibration, calibration_for, matmul_fraction
+from .flops import dot_shares, program_flops
 from .hlo import Census, hlo_census, program_bytes_by_axes, stablehlo_itemsizes
-from .machines import Link, Machine
-from .records import CostRecord
+from .hlo_text import parse_module
+from .machines import Machine
+from .network import collective_seconds
+from .overlap import CollectiveRun, Scope, collectives
+from .program_work import ProgramWork, Work
+from .records import CollectiveRecord, CostRecord
 
 
 @dataclass(frozen=True)
@@ -25,10 +37,19 @@ class Cost:
     """A program's resource signature as the model reads it, per device."""
 
     flops: float
-    hbm_bytes: float  # bytes read and written in HBM (buffer_traffic)
-    traffic: dict[str, float] = field(default_factory=dict)  # bytes sent over each set of mesh axes
+    hbm_bytes: float  # bytes read and written in HBM at the program's dtypes (program_work.py)
+    traffic: dict[str, float] = field(default_factory=dict)  # bytes sent over each set of mesh axes (ring algorithms)
     peak: int | None = None  # bytes at the program's peak
-    overlap: float = 0.0  # the share of the communication that may run under compute (0 to 1)
+    dots: dict[str, float] = field(default_factory=dict)  # each kind of matmul's share of the FLOPs
+    collectives: list[CollectiveRun] = field(default_factory=list)
+    scopes: list[Scope] = field(default_factory=list)  # the computations that run them, with their work
+
+    def beside(self, c: CollectiveRun) -> Work:
+        """All the work a collective may run beside, per run."""
+        total = Work()
+        for k in c.beside:
+            total += self.scopes[c.scope].work[k]
+        return total
 
     def record(self) -> CostRecord:
         return {
@@ -36,12 +57,47 @@ class Cost:
             "hbm_bytes": self.hbm_bytes,
             "traffic": dict(self.traffic),
             "peak": self.peak,
-            "overlap": self.overlap,
+            "dots": dict(self.dots),
+            "collectives": [_collective_record(c) for c in self.collectives],
+            "scopes": [{"times": g.times, "work": [[w.flops, w.bytes] for w in g.work]} for g in self.scopes],
         }
 
     @classmethod
     def of(cls, record: CostRecord) -> Cost:
-        return cls(record["flops"], record["hbm_bytes"], dict(record["traffic"]), record["peak"], record["overlap"])
+        runs = [
+            CollectiveRun(
+                c["kind"],
+                list(c["axes"]),
+                c["array_bytes"],
+                c["times"],
+                [(s, t) for s, t in c["pairs"]],
+                c["scope"],
+                tuple(c["beside"]),
+            )
+            for c in record["collectives"]
+        ]
+        scopes = [Scope(g["times"], tuple(Work(f, b) for f, b in g["work"])) for g in record["scopes"]]
+        return cls(
+            record["flops"],
+            record["hbm_bytes"],
+            dict(record["traffic"]),
+            record["peak"],
+            dict(record["dots"]),
+            runs,
+            scopes,
+        )
+
+
+def _collective_record(c: CollectiveRun) -> CollectiveRecord:
+    return {
+        "kind": c.kind,
+        "axes": list(c.axes),
+        "array_bytes": c.array_bytes,
+        "times": c.times,
+        "pairs": [[s, t] for s, t in c.pairs],
+        "scope": c.scope,
+        "beside": list(c.beside),
+    }
 
 
 @dataclass(frozen=True)
@@ -49,9 +105,11 @@ class Projection:
     machine: str
     compute_s: float
     memory_s: float
-    links_s: dict[str, float]  # per set of mesh axes: its bytes at its slowest link's rate
-    hidden_s: float  # communication run under compute
+    links_s: dict[str, float]  # per set of mesh axes: its collectives' times on the network
+    hidden_s: float  # communication run under other work
     fits: bool  # the peak fits one chip's memory
+    per_call_s: float = 0.0  # a call's fixed cost (launch and wait), where one was measured
+    calibrated: str = ""  # where the fractions of peak come from; "" for peak rates
 
     @property
     def communication_s(self) -> float:
@@ -59,7 +117,7 @@ class Projection:
 
     @property
     def total_s(self) -> float:
-        return max(self.compute_s, self.memory_s) + self.communication_s - self.hidden_s
+        return self.per_call_s + max(self.compute_s, self.memory_s) + self.communication_s - self.hidden_s
 
     @property
     def hidden_share(self) -> float:
@@ -70,61 +128,100 @@ def project(cost: Cost, mesh: dict[str, int], machine: Machine) -> Projection:
     """``cost`` on ``machine``, whose chips take the mesh's devices in order."""
     if math.prod(mesh.values()) != machine.chips:
         raise ValueError(f"a mesh of {math.prod(mesh.values())} devices on {machine.name}'s {machine.chips} chips")
-    if not 0.0 <= cost.overlap <= 1.0:
-        raise ValueError(f"overlap {cost.overlap}: a share, from 0 to 1")
-    compute, memory = cost.flops / machine.flops_per_s, cost.hbm_bytes / machine.hbm_bytes_per_s
-    links = {axes: sent / link_for(mesh, axes, machine).bytes_per_s for axes, sent in cost.traffic.items()}
-    hidden = cost.overlap * min(sum(links.values()), max(compute, memory))
+    rates = _Rates(cost.dots, machine, calibration_for(machine))
+    compute, memory = rates.compute(cost.flops), rates.memory(cost.hbm_bytes)
+    links: dict[str, float] = {}
+    given = Work()
+    left: dict[tuple[int, int], float] = {}  # (scope, work): the share of it not yet given
+
+    def relief(k: int, scope: int) -> float:
+        """How much of the program's bottleneck a piece of work takes away: its FLOPs' time where
+        compute bounds the program, its bytes' where memory does."""
+        work = cost.scopes[scope].work[k]
+        return rates.compute(work.flops) if compute >= memory else rates.memory(work.bytes)
+
+    for c in cost.collectives:
+        seconds = collective_seconds(c.kind, c.axes, c.array_bytes, mesh, machine, c.pairs)
+        key = ",".join(c.axes)
+        links[key] = links.get(key, 0.0) + seconds * c.times
+        need = seconds
+        for k in sorted(c.beside, key=lambda k: -relief(k, c.scope)):
+            work, at = cost.scopes[c.scope].work[k], (c.scope, k)
+            took = min(left.get(at, 1.0), need / rates.seconds(work)) if need > 0 and rates.seconds(work) else 0.0
+            if took > 0:
+                left[at] = left.get(at, 1.0) - took
+                need -= took * rates.seconds(work)
+                given += Work(work.flops * took, work.bytes * took).times(c.times)
+    rest = Work(max(cost.flops - given.flops, 0.0), max(cost.hbm_bytes - given.bytes, 0.0))
+    hidden = max(0.0, max(compute, memory) - rates.seconds(rest))
     fits = cost.peak is None or cost.peak <= machine.hbm_bytes
-    return Projection(machine.name, compute, memory, links, hidden, fits)
+    return Projection(
+        machine.name,
+        compute,
+        memory,
+        links,
+        hidden,
+        fits,
+        rates.calibration.per_call_s if rates.calibration else 0.0,
+        rates.calibration.source if rates.calibration else "",
+    )
 
 
-def link_for(mesh: dict[str, int], axes: str, machine: Machine) -> Link:
-    """The slowest link a collective over ``axes`` ("data" or "data,model") crosses: between
-    hosts where any of its groups spans two, else within one."""
-    if machine.across_hosts is None or not crosses_hosts(mesh, axes.split(","), machine.per_host):
-        return machine.within_host
-    return machine.across_hosts
+@dataclass(frozen=True)
+class _Rates:
+    """A machine's rates for one program: its matmuls' blend of peaks, its HBM, each at the
+    fraction of peak its chip reached where one was measured."""
+
+    dots: dict[str, float]
+    machine: Machine
+    calibration: Calibration | None
+
+    def compute(self, flops: float) -> float:
+        shares = self.dots or {"bf16": 1.0}
+        per_flop = sum(
+            share / self.machine.peak_flops(*_dtype_precision(kind)) / matmul_fraction(self.calibration, kind)
+            for kind, share in shares.items()
+        )
+        return flops * per_flop
+
+    def memory(self, nbytes: float) -> float:
+        return nbytes / self.machine.hbm_bytes_per_s / (self.calibration.memory if self.calibration else 1.0)
+
+    def seconds(self, work: Work) -> float:
+        return max(self.compute(work.flops), self.memory(work.bytes))
 
 
-def crosses_hosts(mesh: dict[str, int], axes: list[str], per_host: int) -> bool:
-    """Whether a group of devices that differ only along ``axes`` holds devices of two hosts,
-    device ``i`` being on host ``i // per_host``."""
-    names = list(mesh)
-    unknown = set(axes) - set(names)
-    if unknown:
-        raise ValueError(f"no mesh axis {', '.join(sorted(unknown))} in {names}")
-    hosts = np.arange(math.prod(mesh.values())).reshape(tuple(mesh.values())) // per_host
-    inner = [names.index(a) for a in axes]
-    outer = [i for i in range(len(names)) if i not in inner]
-    groups = np.transpose(hosts, outer + inner).reshape(-1, math.prod(mesh[a] for a in axes))
-    return bool((groups != groups[:, :1]).any())
+def _dtype_precision(kind: str) -> tuple[str, str]:
+    dtype, _, precision = kind.partition(":")
+    return dtype, precision or "default"
 
 
-def cost_of(lowered: Any, compiled: Any, mesh: Any, overlap: float = 0.0, census: Census | None = None) -> Cost:
+def cost_of(lowered: Any, compiled: Any, mesh: Any, census: Census | None = None) -> Cost:
     """A compiled program's cost on one device, read as the grader reads a submission's: FLOPs
-    from its HLO, bytes per set of axes from its census (taken here unless given), memory
-    traffic from its buffers."""
+    from its HLO (their dtypes from the lowered program), bytes per set of axes from its census
+    (taken here unless given), memory traffic and each collective's overlap from its
+    instructions."""
     hlo = compiled.as_text()
-    census = census or hlo_census(hlo, tuple(mesh.devices.shape), tuple(mesh.axis_names))
-    traffic = program_bytes_by_axes(census, stablehlo_itemsizes(lowered.as_text()))
+    shape, names = tuple(mesh.devices.shape), tuple(mesh.axis_names)
+    census = census or hlo_census(hlo, shape, names)
+    itemsizes = stablehlo_itemsizes(lowered.as_text())
+    traffic = program_bytes_by_axes(census, itemsizes)
     flops = program_flops(hlo)
-    if traffic is None or flops is None:
+    module = parse_module(hlo)
+    work = ProgramWork(module)
+    total = work.total()
+    if traffic is None or flops is None or total is None:
         raise ValueError("a loop of unknown length: its cost cannot be projected")
-    return Cost(flops, buffer_traffic(compiled), traffic, peak_bytes(compiled), overlap)
-
-
-def buffer_traffic(compiled: Any) -> float:
-    """The bytes a program moves through memory, by its buffers: its arguments read once, its
-    results written once, each temporary written once and read once (XLA's buffer assignment).
-    Not XLA:CPU's count of the bytes each instruction touches, which holds the CPU's own copies
-    and bfloat16 widened to float32: what a GPU would not move."""
-    stats = compiled.memory_analysis()
-    if stats is None:
-        analysis = compiled.cost_analysis()
-        analysis = analysis[0] if isinstance(analysis, list) else analysis
-        return float(analysis.get("bytes accessed", 0.0))
-    return float(stats.argument_size_in_bytes + stats.output_size_in_bytes + 2 * stats.temp_size_in_bytes)
+    overlap = collectives(module, work, shape, names, itemsizes)
+    return Cost(
+        flops,
+        total.bytes,
+        traffic,
+        peak_bytes(compiled),
+        dot_shares(lowered.as_text()),
+        overlap.collectives,
+        overlap.scopes,
+    )
 
 
 def peak_bytes(compiled: Any) -> int | None:
@@ -137,3 +234,10 @@ def peak_bytes(compiled: Any) -> int | None:
     return int(
         stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes - stats.alias_size_in_bytes
     )
+
+
+def at_peak(cost: Cost, machine: Machine) -> tuple[float, float]:
+    """A program's compute and memory time at the chip's peaks, uncalibrated: what a
+    calibration is fitted on (``calibration.fit``)."""
+    rates = _Rates(cost.dots, machine, None)
+    return rates.compute(cost.flops), rates.memory(cost.hbm_bytes)

@@ -28,7 +28,7 @@ from ..trusted.inputs import make_inputs
 from ..trusted.measure import execute
 from . import figures
 from .plan import projected
-from .scale_view import breakdown
+from .scale_view import MODEL, breakdown
 from .self_check import CheckFailed, find_task, records_provider, reference_records
 from .signature_view import ratio
 
@@ -94,7 +94,7 @@ class Probe:
 
     def _times(self) -> list[str]:
         """Each machine's projected time, the reference's and their ratio, and where the time goes."""
-        lines = ["projected (a roofline: peak rates, no latency; compute and memory overlap, links add):"]
+        lines = [f"{MODEL}:"]
         if not self.reference_projected:
             table: list[tuple[str, ...]] = [("machine", "yours", "where yours goes")]
             table += [(name, duration(p.total_s), breakdown(p)) for name, p in self.projected.items()]

@@ -4,10 +4,9 @@ its cost read as a submission's is, and projected by the roofline (``core/roofli
 
 Three callers: ``probe(fn, at_scale=True)`` in a notebook (the function itself), the reference
 run (the solution, kept in the case's record) and the trusted worker (a submission's exported
-program, beside that record). The share of its communication that may run under compute comes
-from the program's dataflow: what the first matmul does not wait for. A collective matmul whose
-first partial product waits for no transfer hides its ring behind its matmuls; one that gathers
-first hides nothing.
+program, beside that record). What of its communication may run under other work comes from
+the program's dataflow (``core/overlap.py``): a collective matmul's ring hides behind the
+matmuls of the blocks already there; one that gathers first hides nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from ..core.dataflow import matmul_waits
 from ..core.hlo import hlo_census
 from ..core.machines import MACHINES
 from ..core.mesh import MeshSpec
@@ -92,15 +90,5 @@ def _compiled(name: str, jitted: Any, structs: list[Any], mesh: Any) -> AtScale:
         compiled = lowered.compile(compiler_options(mesh))
     seconds = time.perf_counter() - start
     census = hlo_census(compiled.as_text() or "", tuple(mesh.devices.shape), tuple(mesh.axis_names))
-    cost = cost_of(lowered, compiled, mesh, overlap_share(lowered.as_text()), census)
+    cost = cost_of(lowered, compiled, mesh, census)
     return AtScale(name, cost, dict(zip(mesh.axis_names, mesh.devices.shape)), dict(census.counts), seconds)
-
-
-def overlap_share(module_text: str) -> float:
-    """The share of a program's collective-permutes its first matmul does not wait for: what
-    may run under compute. None of them where it has no matmul or no permute."""
-    waits = matmul_waits(module_text)
-    permutes = module_text.count("stablehlo.collective_permute")
-    if not waits or not permutes:
-        return 0.0
-    return max(0.0, 1.0 - min(waits) / permutes)

@@ -28,11 +28,24 @@ from ..helpers.course import ASSIGNMENT, reference_sources, solved_notebook, wri
 from ..helpers.submissions import wrong_submission
 
 H100 = BoardRules("8 x H100 SXM")
-REFERENCE: CostRecord = {"flops": 1e12, "hbm_bytes": 1e9, "traffic": {"i": 1e8}, "peak": 1 << 30, "overlap": 0.0}
+RING = [[i, (i + 1) % 8] for i in range(8)]
 
 
 def _cost(flops: float = 1e12, sent: float = 1e8) -> CostRecord:
-    return {**REFERENCE, "flops": flops, "traffic": {"i": sent}}
+    """bf16 matmuls and one ring permute of ``sent`` bytes per device, nothing beside it."""
+    permute = {"kind": "collective-permute", "axes": ["i"], "array_bytes": sent, "times": 1, "pairs": RING}
+    return {
+        "flops": flops,
+        "hbm_bytes": 1e9,
+        "traffic": {"i": sent},
+        "peak": 1 << 30,
+        "dots": {"bf16": 1.0},
+        "collectives": [{**permute, "scope": 0, "beside": []}],  # type: ignore[typeddict-item]
+        "scopes": [{"times": 1, "work": []}],
+    }
+
+
+REFERENCE = _cost()
 
 
 def _scaled(cost: CostRecord) -> ScaledProgram:
@@ -97,8 +110,9 @@ def test_an_assignment_with_nothing_at_scale_has_no_board():
 
 
 def test_the_machine_the_instructor_picks_decides_the_order():
-    """A program that sends less and computes more wins between two hosts; on one host's NVLink,
-    the one that computes less does."""
+    """A program that sends less and computes more wins between two hosts, where its ring's pairs
+    3 -> 4 and 7 -> 0 cross hosts at the NIC's 50 GB/s; on one host's NVLink, the one that computes
+    less does."""
     talks, computes = _report("talks", _cost(flops=1e12, sent=3e8)), _report("computes", _cost(flops=2e12, sent=1e8))
     one_host = _board([talks, computes], BoardRules("8 x H200"))
     two_hosts = _board([talks, computes], BoardRules("2 hosts x 4 H100 over 400 Gb/s"))
@@ -136,6 +150,7 @@ def test_the_class_report_shows_pseudonyms_unless_names_are_asked_for(tmp_path):
     for name in ("ada", "bo"):
         assert f">{name}<" not in page and f'"{name}"' not in data.replace('"student": "', "")
     assert "<h2>Leaderboard</h2>" in page and "1 graded submissions are not ranked" in page
+    assert "a model (" in page and "on one H200 it was within 1.45x of measured times" in page
     named = summarise(ASSIGNMENT, results, BoardRules(names=True))
     assert [e.shown for e in named.leaderboard.entries] == ["ada", "bo"]
     assert "<td>ada</td>" in class_report_html.to_html(named)

@@ -14,6 +14,7 @@ import nbformat
 import pytest
 
 from autograder.core.machines import MACHINES
+from autograder.grading import scale_view
 from autograder.grading.grader import grader_for
 from autograder.specs import get
 from jaxcourse import main
@@ -115,12 +116,12 @@ def test_check_prints_each_projection_beside_the_reference_s(course, tmp_path):
     nbformat.write(solved_notebook(course), path)
     done = run("check", str(path), cwd=tmp_path, expected=course.nbgrader_root / "expected")
     assert done.returncode == 0, done.stderr
-    start = done.stdout.index("\n\nprojected at a realistic size, compiled and never run: a roofline")
+    start = done.stdout.index(f"\n\n{scale_view.MODEL}")
     text = done.stdout[start : done.stdout.index("\nscore ")]
     for task in get(ASSIGNMENT).tasks:
         if task.at_scale is not None:
             assert f"{task.name} at {task.at_scale.case.label()} ({task.at_scale.why}):" in text
-    rows = [line.split() for line in text.splitlines() if line.startswith("  ") and "x  max(compute " in line]
+    rows = [line.split() for line in text.splitlines() if line.startswith("  ") and "max(compute " in line]
     assert len(rows) == len(MACHINES) * sum(t.at_scale is not None for t in get(ASSIGNMENT).tasks)
     assert all("1.00x" in row for row in rows), rows
     assert all(row[row.index("1.00x") - 1] in ("s", "ms", "µs", "ns") for row in rows), rows  # times with units

@@ -69,10 +69,73 @@ def test_a_collective_matmul_that_gathers_first_hides_nothing_and_projects_slowe
     ring = at_scale(_reference("02_sharded_matmul", task.name), task)
     gathers = at_scale(_submitted("02_sharded_matmul", "collective_matmul_gathers_first", task.name), task)
     assert ring.cost.traffic == gathers.cost.traffic and ring.cost.flops == gathers.cost.flops
-    assert ring.cost.overlap > 0.8 and gathers.cost.overlap == 0.0
+    assert all(ring.cost.beside(c).flops > 0 for c in ring.cost.collectives)  # each transfer beside a block's matmul
+    assert all(
+        gathers.cost.beside(c).flops == 0 for c in gathers.cost.collectives
+    )  # only writes into place beside them
     for machine in MACHINES:
         assert ring.on(machine).total_s < gathers.on(machine).total_s, machine
-        assert gathers.on(machine).hidden_s == 0.0 < ring.on(machine).hidden_s
+        # hidden up to what runs beside it (all of it, or the matmuls' time), less the memory the
+        # rest of the ring then waits on: its writes of each block's product into place; the
+        # gathered-first one only its own writes, which relieve it where memory bounds it
+        on = ring.on(machine)
+        assert on.hidden_s > 0.7 * min(on.communication_s, on.compute_s), machine
+        assert gathers.on(machine).hidden_s < 0.05 * on.hidden_s, machine
+
+
+def _fsdp_step_with_a_hand_ring_for_w2(params, opt_state, batch):
+    """The FSDP step with ``w2`` gathered by a hand-written ppermute ring (``all_gather`` kept for
+    ``w1``): the same bytes, the same FLOPs and the same values as the reference, more memory
+    moved (every block written into place), and nothing the library's gather could not hide."""
+    from autograder.specs.given.fsdp_tensor_parallel import mlp_loss, sgd_momentum
+
+    def ring_gather(w):
+        n, me = jax.lax.axis_size("data"), jax.lax.axis_index("data")
+        blocks, block = jnp.zeros((n,) + w.shape, w.dtype).at[me].set(w), w
+        for step in range(1, n):
+            block = jax.lax.ppermute(block, "data", [(i, (i + 1) % n) for i in range(n)])
+            blocks = blocks.at[(me - step) % n].set(block)
+        return blocks.reshape((n * w.shape[0],) + w.shape[1:])
+
+    def local_step(shards, mu, batch):
+        def loss_of(shards):
+            whole = {
+                "w1": jax.lax.all_gather(shards["w1"], "data", axis=0, tiled=True),
+                "w2": ring_gather(shards["w2"]),
+            }
+            return mlp_loss(whole, batch["x"], batch["y"]) / jax.lax.axis_size("data")
+
+        loss, grads = jax.value_and_grad(loss_of)(shards)
+        shards, mu = sgd_momentum(shards, mu, grads)
+        return shards, mu, jax.lax.psum(loss, "data")
+
+    rows = jax.P("data")
+    step = jax.shard_map(local_step, in_specs=rows, out_specs=(rows, rows, jax.P()), check_vma=False)
+    params, mu, loss = step(params, opt_state["mu"], batch)
+    return params, {"mu": mu}, loss
+
+
+# A program and a worse one with the same values, per part projected at scale: the projection
+# must order each pair right on every machine, or the leaderboard, which ranks by it, is wrong.
+# Not among them: ring attention written with all_gather. At its size it sends 15 MB (33 us on
+# NVLink) beside 3 GB of memory traffic, and the ring's running softmax moves 0.7 GB more than
+# one softmax over the gathered keys: faster in time, it is worse in what a device holds at its
+# peak, which the part's technique judges.
+WORSE = [
+    ("01_collectives", "ring_all_gather", "ring_all_gather_sends_everything"),  # 8x the bytes
+    ("02_sharded_matmul", "collective_matmul_allgather", "collective_matmul_gathers_first"),  # no overlap
+    ("05_transformer_parallel", "ring_attention", "ring_attention_keeps_every_block"),  # more memory
+    ("04_fsdp_tensor_parallel", "fsdp_step", _fsdp_step_with_a_hand_ring_for_w2),  # a hand ring for one weight
+]
+
+
+@pytest.mark.parametrize("assignment, task, worse", WORSE, ids=lambda x: getattr(x, "__name__", x))
+def test_a_worse_program_with_the_same_values_never_projects_faster(assignment, task, worse):
+    part = get(assignment).task(task)
+    fn = worse if callable(worse) else _submitted(assignment, worse, task)
+    honest, wasteful = at_scale(_reference(assignment, task), part), at_scale(fn, part)
+    for machine in MACHINES:
+        assert honest.on(machine).total_s <= wasteful.on(machine).total_s, machine
 
 
 def test_a_part_with_no_case_at_scale_is_refused():
