@@ -12,27 +12,28 @@ JAX? In four parts, each printed as it goes:
 4. Lectures 01, 05 and 09 and assignment 01 (with its reference solutions), each run in a fresh
    Python as a kernel runs it, code cells in order: the setup cell chooses the devices (its line
    is printed) and every ``check()`` judges on them.
-5. The model against the machine (issue 43): a transformer block's MLP and one head's attention,
-   at the sizes the course projects, compiled and timed on one GPU (median of 20 runs), beside
-   the roofline's projection for one chip of the matching machine (``core/machines.py``); the
-   ratio says how far a projected time is from a measured one. Printed, never a failure.
+5. The model against the machine (issue 52): the programs of one chip's table
+   (``chip_table.py``) timed on the GPU, each beside the roofline's projection for one chip of
+   the matching machine (``core/machines.py``): the model's error, the calibration these times
+   imply and the pairs the model orders otherwise. Printed, never a failure; ``--table FILE``
+   also writes the times as JSON, as ``benchmarks/results/chip_table_*.json`` keep them.
 
 Runs from this checkout, never installed, with the machine's own JAX; beside JAX and NumPy it
 needs only what the notebooks import (Flax, Optax, Matplotlib, flatbuffers):
 
     python3 benchmarks/gpu_check.py            # exits 1 if anything differs or fails
+    python3 benchmarks/gpu_check.py --table benchmarks/results/chip_table_<chip>_<date>.json
     .venv/bin/python benchmarks/gpu_check.py --record   # the pinned JAX's censuses, part 3
 
-86 s on an H100 (2026-11-28; ``benchmarks/results/`` keeps what it printed).
+86 s on an H100 with the part 5 of issue 43, 147 s on an H200 with this one (2026-11-28;
+``benchmarks/results/`` keeps what each printed).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -45,14 +46,11 @@ import jax
 
 jax.config.update("jax_num_cpu_devices", 8)  # before any backend starts: the course's CPU mesh too
 
+import chip_table  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
 
 from autograder.core.flops import program_flops  # noqa: E402
 from autograder.core.hlo import hlo_census  # noqa: E402
-from autograder.core.machines import MACHINES, Machine  # noqa: E402
-from autograder.core.roofline import cost_of, project  # noqa: E402
-from autograder.grading.scale_view import breakdown  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PINNED = REPO / "benchmarks" / "pinned_census.json"
@@ -245,61 +243,13 @@ def notebooks() -> list[str]:
     return failures
 
 
-def machine_of(device) -> Machine | None:
-    """The machine of ``core/machines.py`` whose chip ``device`` is ("NVIDIA H100 80GB HBM3" is an
-    H100), as one chip of it; None for a chip with no published figures there."""
-    for machine in MACHINES.values():
-        if machine.hosts == 1 and machine.chip.split()[0] in device.device_kind:
-            return dataclasses.replace(machine, name=f"one {machine.chip}", chips=1)
-    return None
-
-
-def one_device_programs():
-    """(what, function, arguments): a block's matmuls and one head's attention, bfloat16."""
-    tokens, width, hidden, head = 4096, 4096, 16384, 128
-    x, w1, w2 = (jnp.ones(shape, jnp.bfloat16) for shape in ((tokens, width), (width, hidden), (hidden, width)))
-    q = k = v = jnp.ones((tokens, head), jnp.bfloat16)
-    return [
-        (f"MLP {tokens} x {width} -> {hidden} -> {width}", lambda x, w1, w2: jax.nn.relu(x @ w1) @ w2, (x, w1, w2)),
-        (
-            f"attention, one head of {head} over {tokens} tokens",
-            lambda q, k, v: jax.nn.softmax((q @ k.T) * head**-0.5, axis=-1) @ v,
-            (q, k, v),
-        ),
-    ]
-
-
-def hold_the_model(device, machine: Machine | None) -> None:
-    """Each program's projected time on ``machine`` beside its median time on ``device``."""
-    if machine is None:
-        print(f"  {device.device_kind}: no chip with published figures here, nothing to hold the model against")
-        return
-    mesh = jax.sharding.Mesh(np.array([device]), ("d",))
-    for what, fn, args in one_device_programs():
-        args = [jax.device_put(a, device) for a in args]
-        lowered = jax.jit(fn).lower(*args)
-        compiled = lowered.compile()
-        projected = project(cost_of(lowered, compiled, mesh), {"d": 1}, machine)
-        for _ in range(3):  # warm: the first runs allocate and load
-            compiled(*args).block_until_ready()
-        times = []
-        for _ in range(20):
-            start = time.perf_counter()
-            compiled(*args).block_until_ready()
-            times.append(time.perf_counter() - start)
-        measured = statistics.median(times)
-        print(
-            f"  {what:<42} on {machine.name}: projected {projected.total_s * 1e3:.3f} ms "
-            f"({breakdown(projected)}), measured {measured * 1e3:.3f} ms: {measured / projected.total_s:.2f}x"
-        )
-
-
 def main() -> int:
     if sys.argv[1:2] == ["--notebook"]:
         return run_notebook(Path(sys.argv[2]))
     if sys.argv[1:2] == ["--censuses"]:
         print(json.dumps(censuses()))
         return 0
+    table_path = Path(sys.argv[2]) if sys.argv[1:2] == ["--table"] else None
     if sys.argv[1:2] == ["--record"]:
         PINNED.write_text(json.dumps({"_jax": jax.__version__, **censuses()}, indent=1, sort_keys=True) + "\n")
         print(f"recorded {PINNED} with JAX {jax.__version__}")
@@ -330,7 +280,13 @@ def main() -> int:
     print("4. The notebooks")
     failures += notebooks()
     print("5. The model against the machine")
-    hold_the_model(first, machine_of(first) if first.platform == "gpu" else None)
+    if first.platform == "gpu":
+        table = chip_table.measure(first)
+        if table_path:
+            table_path.write_text(json.dumps(table, indent=1) + "\n")
+        chip_table.against(table)
+    else:
+        print("  no GPU here: nothing to time")
     print("everything holds" if not failures else "differs or fails:\n  " + "\n  ".join(failures))
     return 1 if failures else 0
 

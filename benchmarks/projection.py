@@ -6,7 +6,7 @@ one submission's grading with its parts at scale and without.
     .venv/bin/python benchmarks/projection.py [--repeats 3]
 
 Prints, per part: its size and why, the export and compile seconds (medians), its peak per device,
-FLOPs, bytes per mesh axis and the share of them that may hide under compute; then each machine's
+FLOPs, bytes per mesh axis and how many of its collectives run beside a matmul; then each machine's
 projected time with compute, memory and links apart. Then the median grading of one submission
 of 01 whose every program is its own (the throughput benchmark's distinct class: nothing measured
 before is reused; the process sandbox, references warm), by a grader that compiles its parts at
@@ -34,7 +34,7 @@ use_cpu_devices(8)  # as the trusted worker has it, before anything starts JAX
 from grade_throughput import own_program  # noqa: E402
 
 from autograder.core.course import Course  # noqa: E402
-from autograder.core.machines import MACHINES  # noqa: E402
+from autograder.core.machines import MACHINES, Grid  # noqa: E402
 from autograder.grading.grader import grader_for  # noqa: E402
 from autograder.grading.sandbox import ProcessSandbox  # noqa: E402
 from autograder.grading.scale_view import breakdown  # noqa: E402
@@ -65,7 +65,8 @@ def part(assignment: str, task, repeats: int) -> float:
     print(
         f"  export {statistics.median(exports):.2f} s, compile {compile_s:.2f} s; per device: peak "
         f"{(cost.peak or 0) / MIB:,.0f} MiB, {cost.flops / 1e9:,.1f} GFLOP, HBM {cost.hbm_bytes / MIB:,.0f} MiB, "
-        f"sends {traffic}; may hide {cost.overlap:.0%} of it"
+        f"sends {traffic} in {len(cost.collectives)} collectives, "
+        f"{sum(1 for c in cost.collectives if cost.beside(c).flops)} of them beside a matmul"
     )
     for name, p in scaled.everywhere().items():
         print(f"    {name:<32} {p.total_s * 1e3:8.3f} ms = {breakdown(p)}")
@@ -100,7 +101,8 @@ def main() -> None:
     args = parser.parse_args()
     print("machines:")
     for m in MACHINES.values():
-        print(f"  {m.name}: {m.source}; {m.within_host.name}: {m.within_host.source}")
+        links = [m.network.link] if isinstance(m.network, Grid) else [m.network.nvlink, m.network.nic]
+        print(f"  {m.name}: {m.source}; " + "; ".join(f"{k.name}: {k.source}" for k in links if k))
     added = {a: sum(part(a, t, args.repeats) for t in get(a).tasks if t.at_scale is not None) for a in ASSIGNMENTS}
     without, with_ = grading_seconds(args.repeats)
     print(f"\ngrading one distinct submission of 01 (median of {args.repeats}, the same submissions each way):")

@@ -12,8 +12,9 @@ REASONS = {
     "collective_matmul_allgather: technique": "needs 2.39x the reference's memory per device at its peak",
     "collective_matmul_allgather: communication": "not checked until the technique holds",
 }
-# At scale on 8 x H100 SXM: its ring hides under no matmul, so the time is compute + links, 2.0x.
-AT_SCALE = {"collective_matmul_allgather": 1.9}
+# At scale on 8 x H100 SXM: its ring runs beside no matmul, so its time is the call, the links and
+# then the compute, 1.33 ms, 1.43x the reference's 0.928 ms.
+AT_SCALE = {"collective_matmul_allgather": 1.4}
 
 
 def collective_matmul_allgather(a, b, axis_name):
