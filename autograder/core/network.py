@@ -41,7 +41,7 @@ def collective_seconds(
     target) devices."""
     if kind not in KINDS:
         raise ValueError(f"unknown collective {kind!r}: one of {', '.join(KINDS)}")
-    groups = axis_groups(mesh, axes)
+    groups = groups_along(mesh, axes)
     if len(groups) * len(groups[0]) != machine.chips:
         raise ValueError(f"a mesh of {len(groups) * len(groups[0])} devices on {machine.name}'s {machine.chips} chips")
     if kind == "collective-permute" and pairs is None:
@@ -54,7 +54,7 @@ def collective_seconds(
     return _on_switches(kind, groups, array_bytes, machine.network, machine.per_host, sends)
 
 
-def axis_groups(mesh: dict[str, int], axes: list[str]) -> list[list[int]]:
+def groups_along(mesh: dict[str, int], axes: list[str]) -> list[list[int]]:
     """The groups of devices that differ only along ``axes``, each in the mesh's order."""
     names = list(mesh)
     unknown = sorted(set(axes) - set(names))
