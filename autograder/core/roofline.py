@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .calibration import Calibration, calibration_for, matmul_fraction
-from .flops import dot_shares, program_flops
+from .flops import dot_shares
 from .hlo import Census, hlo_census, program_bytes_by_axes, stablehlo_itemsizes
 from .hlo_text import parse_module
 from .machines import Machine
@@ -201,24 +201,23 @@ def cost_of(lowered: Any, compiled: Any, mesh: Any, census: Census | None = None
     from its HLO (their dtypes from the lowered program), bytes per set of axes from its census
     (taken here unless given), memory traffic and each collective's overlap from its
     instructions."""
-    hlo = compiled.as_text()
+    hlo, stablehlo = compiled.as_text(), lowered.as_text()
     shape, names = tuple(mesh.devices.shape), tuple(mesh.axis_names)
     census = census or hlo_census(hlo, shape, names)
-    itemsizes = stablehlo_itemsizes(lowered.as_text())
+    itemsizes = stablehlo_itemsizes(stablehlo)
     traffic = program_bytes_by_axes(census, itemsizes)
-    flops = program_flops(hlo)
     module = parse_module(hlo)
-    work = ProgramWork(module)
+    work = ProgramWork(module)  # FLOPs and bytes in one reading, the FLOPs as flops.program_flops counts them
     total = work.total()
-    if traffic is None or flops is None or total is None:
+    if traffic is None or total is None:
         raise ValueError("a loop of unknown length: its cost cannot be projected")
     overlap = collectives(module, work, shape, names, itemsizes)
     return Cost(
-        flops,
+        total.flops,
         total.bytes,
         traffic,
         peak_bytes(compiled),
-        dot_shares(lowered.as_text()),
+        dot_shares(stablehlo),
         overlap.collectives,
         overlap.scopes,
     )

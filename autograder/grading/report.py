@@ -65,5 +65,16 @@ class Report:
             tests,
             data["fingerprint"],
             programs,
-            data.get("at_scale", {}),  # nor, before projections, programs at scale
+            _projectable(data.get("at_scale", {})),  # nor, before projections, programs at scale
         )
+
+
+def _projectable(at_scale: dict[str, Any]) -> dict[str, Any]:
+    """The programs at scale today's model can project: a record written before it read each
+    collective (issue 52: one overlap share for them all) is left out, as if never compiled there,
+    until the submission is graded again."""
+    return {
+        name: scaled
+        for name, scaled in at_scale.items()
+        if all("collectives" in scaled.get(side, {}) for side in ("cost", "reference"))
+    }

@@ -81,6 +81,10 @@ def test_a_report_keeps_its_programs_at_scale_through_results_json():
     assert Report.from_json(report.to_json()) == report
     older = {k: v for k, v in report.to_json().items() if k != "at_scale"}  # written before projections
     assert Report.from_json(older).at_scale == {}
+    # written before issue 52's model: one overlap share, no collectives; left out, not a KeyError
+    before = {"flops": 1.0, "hbm_bytes": 1.0, "traffic": {"i": 1.0}, "peak": 1, "overlap": 0.5}
+    stale = {**report.to_json(), "at_scale": {"ring_all_gather": {**_scaled(), "cost": before, "reference": before}}}
+    assert Report.from_json(stale).at_scale == {}
 
 
 def test_twice_the_reference_s_every_resource_projects_twice_its_time_on_every_machine_but_the_call():
