@@ -30,10 +30,13 @@ def test_the_stated_error_is_the_models_worst_on_the_large_programs_and_under_th
     assert f"within {HOPPER_ERROR:.2f}x of measured times for programs of {LARGE_S * 1e3:g} ms or more" in MODEL
 
 
-def test_the_large_programs_keep_the_chips_order_but_one_pair(table):
-    """Of the large programs the chip ran more than 1.2x apart, the model orders every pair as the
-    chip did but the float32 matmul and the fused attention (2.82 ms and 2.02 ms measured, 3.03 ms
-    and 2.92 ms projected): the model charges the attention's scores as written and read in full."""
+def test_the_model_keeps_the_chips_order_but_for_two_small_programs(table):
+    """Every pair the chip ran more than 1.2x apart is in the chip's order, the large programs'
+    included (the float32 matmul, 2.82 ms, after the fused attention, 2.02 ms, projected 2.18 ms),
+    but one: a thin matmul (0.145 ms) and one head's attention (0.191 ms), projected 0.113 and
+    0.112 ms, where the call's fixed cost is most of either and the attention's several kernels
+    each cost a launch the model does not count."""
     _, found = table
-    pairs = {frozenset((a.program, b.program)) for a, b in swapped(large(found))}
-    assert pairs == {frozenset({"matmul 8192x8192@8192x8192 float32", "dot_product_attention 32 heads 4096 tok bf16"})}
+    assert not swapped(large(found))
+    pairs = {frozenset((a.program, b.program)) for a, b in swapped(found)}
+    assert pairs == {frozenset({"matmul 16384x4096@4096x128 bfloat16", "attention 1 head 4096 tok d128 bf16"})}

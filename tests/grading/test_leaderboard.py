@@ -150,7 +150,7 @@ def test_the_class_report_shows_pseudonyms_unless_names_are_asked_for(tmp_path):
     for name in ("ada", "bo"):
         assert f">{name}<" not in page and f'"{name}"' not in data.replace('"student": "', "")
     assert "<h2>Leaderboard</h2>" in page and "1 graded submissions are not ranked" in page
-    assert "a model (" in page and "on one H200 it was within 1.45x of measured times" in page
+    assert "a model (" in page and "on one H200 it was within 1.40x of measured times" in page
     named = summarise(ASSIGNMENT, results, BoardRules(names=True))
     assert [e.shown for e in named.leaderboard.entries] == ["ada", "bo"]
     assert "<td>ada</td>" in class_report_html.to_html(named)
