@@ -13,6 +13,28 @@ from .helpers.course import REPO, copy_course
 from .helpers.engine import clear_dead_classes, engine_lock, unavailable
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--first-parameters",
+        action="store_true",
+        help="run each parametrized test on its first parameters only (the Python 3.13 container's "
+        "run: every test's code on that interpreter, each sweep once, on the host)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--first-parameters"):
+        return
+    seen: set[tuple[object, str]] = set()
+    kept, dropped = [], []
+    for item in items:
+        key = (item.path, getattr(item, "originalname", item.name))
+        (dropped if key in seen else kept).append(item)
+        seen.add(key)
+    config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
+
+
 @pytest.fixture(scope="session", autouse=True)
 def cpu_devices() -> None:
     """The course's 8 simulated devices for the tests that run JAX in this process. It must run

@@ -1,8 +1,10 @@
 """The course on Python 3.13, built as a student on Debian 13 builds it: ``make venv`` from the
 universal hashed locks, in a container of Debian 13's own Python (``build-offline-base.sh
 --suite trixie``, like the offline base) with no network and the locks' wheels for 3.13 beside
-it (``docker/wheelhouse.sh``), then the fast suite there. CI's setup makes both; elsewhere the
-test skips, saying how to make them.
+it (``docker/wheelhouse.sh``), then the fast suite there, each parametrized test on its first
+parameters (``--first-parameters``): every test's code runs on 3.13, and the sweeps over
+submissions, machines and malformed inputs, which exercise the same code with other data, run
+once, on the host. CI's setup makes both; elsewhere the test skips, saying how to make them.
 
 Inside, no test has CI=true: what needs a component the container lacks (Docker, Redis, the
 hub's proxy) skips there and runs on the host, in this same suite."""
@@ -28,7 +30,7 @@ BASE = "jaxcourse/offline-base:trixie-py3.13"
 WHEELS = Path("/var/cache/jaxcourse/wheels-py3.13")
 BUILD_AND_TEST = (
     "set -e; cd /course; python3 --version; make venv; "
-    ".venv/bin/python -m pytest -q -p no:cacheprovider -m 'not slow and not docker'"
+    ".venv/bin/python -m pytest -q -p no:cacheprovider -m 'not slow and not docker' --first-parameters"
 )
 TIMEOUT = 900  # seconds: about 40 s to build the venv and 2 min for the suite, on 2 cores
 
