@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # The venv is built again when a lock, the package's metadata or the Python (PYTHON=python3.13) changes.
 STAMP := $(VENV)/.installed-$(shell ($(PYTHON) --version; cat requirements/dev.lock requirements/lint.lock pyproject.toml) | sha256sum | cut -c1-12)
 
-.PHONY: venv lint test test-fast docs lock release lab hub hub-down image lecture-html bench bench-class bench-images clean
+.PHONY: venv lint test test-fast snapshots docs lock release lab hub hub-down image lecture-html bench bench-class bench-images clean
 
 venv: $(STAMP)
 
@@ -50,6 +50,15 @@ test: lint
 # Everything but the slow end-to-end runs, for a quick loop while editing.
 test-fast: lint
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# Re-record tests/snapshots/grading.json after a change of behaviour on purpose (a new part, new
+# points, a reworded verdict): the tests that grade the reference, the wrong submissions and the
+# attacks write each report as its record (tests/helpers/snapshot.py's RECORDED_BY). Read the diff,
+# record by record, before committing it. The docker sandbox's records need the Docker engine.
+snapshots: venv
+	JAXCOURSE_UPDATE_SNAPSHOT=1 $(BIN)/python -m pytest -q tests/grading/test_grading.py \
+		tests/adversarial/test_adversarial.py tests/trusted/test_training.py
+	git diff --stat -- tests/snapshots/
 
 # The documentation's website, offline: build/docs/index.html. Strict: a broken link, a missing
 # anchor or a page left out of mkdocs.yml's navigation fails it (tests/delivery/test_docs.py too).

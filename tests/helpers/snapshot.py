@@ -71,9 +71,13 @@ messages name the new cases, and four files joined, recorded from their first gr
 ``_unstable``   [key, why] pairs whose status depends on which limit stops them first: only the
                 status is compared, and only with the statuses the caller allows.
 
-A change of behaviour on purpose is recorded by running the grading tests with
+A change of behaviour on purpose (a new part, new points, a reworded verdict) is recorded with
+``make snapshots``: it runs the tests that grade these notebooks, ``RECORDED_BY`` (the reference's
+and the library's in ``tests/grading/test_grading.py``, the attacks in
+``tests/adversarial/test_adversarial.py``, 03's in ``tests/trusted/test_training.py``), with
 ``JAXCOURSE_UPDATE_SNAPSHOT=1``: each report then replaces its record (new keys are added), and the
-diff of ``grading.json`` is what a reviewer reads, record by record.
+diff of ``grading.json`` is what a reviewer reads, record by record. The docker sandbox's records
+need the Docker engine; without it those tests skip and their records stay as they were.
 """
 
 from __future__ import annotations
@@ -87,6 +91,16 @@ from pathlib import Path
 from typing import Any
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "grading.json"
+# The test files that call assert_matches, each report its record: what `make snapshots` runs.
+RECORDED_BY = (
+    "tests/grading/test_grading.py",
+    "tests/adversarial/test_adversarial.py",
+    "tests/trusted/test_training.py",
+)
+RERECORD = (
+    "if the change is on purpose (a new part, new points, a reworded verdict), re-record with `make snapshots` "
+    "and read the diff of tests/snapshots/grading.json, record by record"
+)
 
 Record = dict[str, Any]  # {"status": str, "message": str, "tests": [[name, score, status, message], ...]}
 
@@ -152,13 +166,13 @@ def assert_matches(report, key: str, statuses: tuple[str, ...] | None = None) ->
     if os.environ.get("JAXCOURSE_UPDATE_SNAPSHOT") == "1" and key not in unstable():
         _update(key, record_of(report))
         return
-    assert key in records(), f"the snapshot has no record {key!r}"
+    assert key in records(), f"the snapshot has no record {key!r}: {RERECORD}"
     if key in unstable():
         assert statuses, f"{key} is unstable ({unstable()[key]}): give the statuses it may get"
         assert report.status in statuses, f"{key}: {report.status} is not one of {statuses}: {report.message}"
         return
     diff = difference(report, key)
-    assert not diff, f"the report differs from its snapshot record (a change of behaviour):\n{diff}"
+    assert not diff, f"the report differs from its snapshot record {key!r} (a change of behaviour):\n{diff}\n{RERECORD}"
 
 
 def _update(key: str, record: Record) -> None:

@@ -13,6 +13,7 @@ from autograder.specs import get
 
 from ..helpers.course import REPO, source_notebook
 from ..helpers.notebooks import cells_by_grade_id, function, solution_region
+from ..helpers.rules import points_total
 
 ASSIGNMENT = "03_multiprocess_training"
 SPEC = get(ASSIGNMENT)
@@ -49,4 +50,4 @@ def test_grade_cell_points_and_calls_match_the_spec(task):
 
 def test_notebook_names_its_assignment_and_the_points_add_up():
     assert SOURCE.metadata["jaxcourse"]["assignment"] == ASSIGNMENT
-    assert SPEC.max_score == 50
+    assert not (problem := points_total(SPEC)), problem
