@@ -9,9 +9,11 @@ JAX? In four parts, each printed as it goes:
 3. Every shard_map reference's census (collectives, bytes and peak per device, each visible case)
    on this JAX's CPU, beside the pinned JAX's (``pinned_census.json``, written by ``--record``
    with the course's JAX), and on the accelerator where it has as many devices as the case's mesh.
-4. Lectures 01, 05 and 09 and assignment 01 (with its reference solutions), each run in a fresh
-   Python as a kernel runs it, code cells in order: the setup cell chooses the devices (its line
-   is printed) and every ``check()`` judges on them.
+4. Every lecture and every assignment's source notebook (with its reference solutions), each run
+   in a fresh Python as a kernel runs it, code cells in order, half as many at once as the machine
+   has cores: the setup cell chooses the devices (its line is printed) and every ``check()`` and
+   every assertion holds on that machine's JAX, or the line names the cell and line that stopped
+   (``--notebooks`` runs this part alone).
 5. The model against the machine (issue 52): the programs of one chip's table
    (``chip_table.py``) timed on the GPU, each beside the roofline's projection for one chip of
    the matching machine (``core/machines.py``): the model's error, the calibration these times
@@ -22,6 +24,7 @@ Runs from this checkout, never installed, with the machine's own JAX; beside JAX
 needs only what the notebooks import (Flax, Optax, Matplotlib, flatbuffers):
 
     python3 benchmarks/gpu_check.py            # exits 1 if anything differs or fails
+    python3 benchmarks/gpu_check.py --notebooks    # part 4 alone
     python3 benchmarks/gpu_check.py --table benchmarks/results/chip_table_<chip>_<date>.json
     .venv/bin/python benchmarks/gpu_check.py --record   # the pinned JAX's censuses, part 3
 
@@ -37,6 +40,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -54,11 +58,9 @@ from autograder.core.hlo import hlo_census  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PINNED = REPO / "benchmarks" / "pinned_census.json"
-NOTEBOOKS = (
-    "course/01_devices_and_meshes.ipynb",
-    "course/05_sharded_matmul.ipynb",
-    "course/09_transformer_parallelism.ipynb",
-    "assignments/source/01_collectives/01_collectives.ipynb",
+NOTEBOOKS = tuple(
+    str(path.relative_to(REPO))
+    for path in sorted(REPO.glob("course/[0-9][0-9]_*.ipynb")) + sorted(REPO.glob("assignments/source/*/*.ipynb"))
 )
 
 
@@ -224,18 +226,28 @@ def run_notebook(path: Path) -> int:
     return 0
 
 
-def notebooks() -> list[str]:
-    """Part 4: each notebook in a fresh Python whose JAX has not started, so its setup cell chooses."""
-    failures = []
-    for name in NOTEBOOKS:
-        path = REPO / name
+def _notebook(name: str) -> tuple[dict, str]:
+    """One notebook run in a child: how it ended, and the line its setup cell printed."""
+    path = REPO / name
+    try:
         done = _child("--notebook", str(path), cwd=path.parent)
-        lines = done.stdout.strip().splitlines()
-        chosen = next((line for line in lines if line.startswith("The course's 8 devices")), "no device line")
-        try:
-            run = json.loads(lines[-1])
-        except (IndexError, ValueError):
-            run = {"status": "crashed", "message": done.stderr.strip()[-400:], "seconds": 0}
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "message": "ran past 600 s", "seconds": 600}, "no device line"
+    lines = done.stdout.strip().splitlines()
+    chosen = next((line for line in lines if line.startswith("The course's 8 devices")), "no device line")
+    try:
+        return json.loads(lines[-1]), chosen
+    except (IndexError, ValueError):
+        return {"status": "crashed", "message": done.stderr.strip()[-400:], "seconds": 0}, chosen
+
+
+def notebooks() -> list[str]:
+    """Part 4: each notebook in a fresh Python whose JAX has not started, so its setup cell
+    chooses; several at once, each child single-minded, so that all 16 fit the check's minutes."""
+    failures = []
+    with ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) // 2)) as pool:
+        runs = list(pool.map(_notebook, NOTEBOOKS))
+    for name, (run, chosen) in zip(NOTEBOOKS, runs, strict=True):
         print(f"  {name}: {run['status']} in {run['seconds']:.1f} s. {chosen}")
         if run["status"] != "ok":
             print(f"    {run['message']}")
@@ -246,6 +258,10 @@ def notebooks() -> list[str]:
 def main() -> int:
     if sys.argv[1:2] == ["--notebook"]:
         return run_notebook(Path(sys.argv[2]))
+    if sys.argv[1:2] == ["--notebooks"]:
+        failures = notebooks()
+        print("every notebook ran" if not failures else "stopped:\n  " + "\n  ".join(failures))
+        return 1 if failures else 0
     if sys.argv[1:2] == ["--censuses"]:
         print(json.dumps(censuses()))
         return 0
