@@ -49,6 +49,10 @@ def within(
 def _chosen(census: Census, kinds: Iterable[str] | Mapping[str, Iterable[str]]) -> str:
     """The collectives chosen, in words, once each is held to the kinds allowed where it runs."""
     if isinstance(kinds, Mapping):
+        if census.counts and not census.by_axes:
+            raise ValueError(
+                "kinds per mesh axis need a census read with them: hlo_census(text, mesh_shape, axis_names)"
+            )
         allowed = {axes: set(names) for axes, names in kinds.items()}
         for axes, counts in census.by_axes.items():
             if not set(counts) <= allowed.get(axes, set()):

@@ -51,3 +51,14 @@ def test_kinds_per_axis_are_held_where_each_collective_runs():
     assert "all-reduce x1 over 'model'" in within(census, {"model": {"all-reduce"}}, 0, 1e6)
     with pytest.raises(OutsideBounds, match="over 'model' it chose"):
         within(census, {"data": {"all-reduce"}}, 0, 1e6)
+
+
+def test_kinds_per_axis_on_a_census_read_without_axes_is_refused_not_passed():
+    """A census read without the mesh's axis names counts no collective under any axis: held per
+    axis, it would pass whatever it ran."""
+    mesh = jax.make_mesh((8,), ("i",))
+    sm = jax.shard_map(lambda x: jax.lax.psum(x, "i"), mesh=mesh, in_specs=P("i"), out_specs=P(), check_vma=False)
+    arg = jax.ShapeDtypeStruct((8, 16), jnp.float32, sharding=jax.NamedSharding(mesh, P("i")))
+    census = hlo_census(jax.jit(sm).lower(arg).compile().as_text())
+    with pytest.raises(ValueError, match=r"hlo_census\(text, mesh_shape, axis_names\)"):
+        within(census, {"i": {"all-gather"}}, 0, 100)
