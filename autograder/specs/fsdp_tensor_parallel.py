@@ -39,7 +39,11 @@ FSDP_VISIBLE = mlp_cases((("8:data", 16, 16, 32), ("2x4:data,model", 8, 8, 16)),
 TWO_D_VISIBLE = mlp_cases((("2x4:data,model", 16, 8, 32),), TWO_D_LAYOUTS)
 
 STEP_TOLERANCE = {"float32": (1e-4, 1e-5)}
-ACTIVATIONS_TOLERANCE = {"float32": (1e-4, 1e-4), "bfloat16": (2e-2, 2e-1)}
+# bfloat16: 4x the reference's own error against float32 on its bfloat16 cases needs atol 14
+# beside rtol 2e-2 (benchmarks/bf16_tolerances.py, held by tests/trusted/test_tolerances.py);
+# rounded up. The MLP's gradients sum products in the thousands, where bfloat16's values are 8 or 16
+# apart, and a small entry is a difference of such sums.
+ACTIVATIONS_TOLERANCE = {"float32": (1e-4, 1e-4), "bfloat16": (2e-2, 20.0)}
 # A plain-Python part's visible answers are in the student's hands: its hidden cases weigh more.
 ROOFLINE_POINTS = {"values": 4.0, "hidden values": 5.0}
 

@@ -26,7 +26,12 @@ from .given.transformer_parallel import (
 )
 
 STEP_TOLERANCE = {"float32": (1e-4, 1e-5)}
-ACTIVATIONS_TOLERANCE = {"float32": (1e-4, 1e-4), "bfloat16": (2e-2, 2e-1)}
+# bfloat16, from the reference's own error against float32 on the bfloat16 cases
+# (benchmarks/bf16_tolerances.py, held by tests/trusted/test_tolerances.py): ring attention's,
+# rounded once from float32, uses 3% of its tolerance (4x would need 1/9 of it); the block's, sums
+# of its MLP's products in the hundreds, needs atol 4.5 beside rtol 2e-2 at 4x; rounded up.
+ATTENTION_TOLERANCE = {"float32": (1e-4, 1e-4), "bfloat16": (2e-2, 2e-1)}
+BLOCK_TOLERANCE = {"float32": (1e-4, 1e-4), "bfloat16": (2e-2, 5.0)}
 
 # What a device holds after the explicit step is its layout, exact for any spelling: past 1.5x of
 # the reference's some weight or its momentum is whole over an axis (2x on a split of 2), which is
@@ -129,7 +134,7 @@ ASSIGNMENT = Assignment(
             ),
             inputs=(Input(ROWS),) * 3,
             out_layout=ROWS,
-            tolerance=ACTIVATIONS_TOLERANCE,
+            tolerance=ATTENTION_TOLERANCE,
             allowed=frozenset({"ppermute"}),
             neighbours_only=True,
             overlapped=True,
@@ -153,7 +158,7 @@ ASSIGNMENT = Assignment(
             ),
             inputs=tuple(Input(layout) for layout in BLOCK_LAYOUTS),
             out_layout=ROWS,
-            tolerance=ACTIVATIONS_TOLERANCE,
+            tolerance=BLOCK_TOLERANCE,
             allowed=frozenset({"all_gather", "psum_scatter"}),
         ),
         Task(
