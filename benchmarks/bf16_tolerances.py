@@ -4,8 +4,9 @@ on the seeds it is judged on and more.
 
     .venv/bin/python benchmarks/bf16_tolerances.py [--seeds 16]
 
-Prints, per part, the atol beside the spec's rtol that ``MULTIPLE`` times that error needs (the
-figure the spec's comment gives, rounded up to one significant figure), how much of the spec's
+Prints, per part, the atol beside the spec's rtol that ``MULTIPLE`` times that error needs, or for
+a part whose atol is a share of each case's largest value, that share (the figure the spec's
+comment gives, rounded up to one significant figure), how much of the spec's
 tolerance the error uses, and how much a sum of the partials taken one at a time in bfloat16, in
 either device order, moves the reference's result (``tests/helpers/bfloat16.py``).
 """
@@ -41,22 +42,24 @@ def main() -> None:
     seeds = parser.parse_args().seeds
     print(f"multiple {bfloat16.MULTIPLE}; seeds: the two each case is judged on, and 0 to {seeds - 1}")
     for assignment, task, cases in bfloat16.bf16_parts():
-        rtol, atol = task.tolerance_for("bfloat16")
+        tolerance = task.tolerance_for("bfloat16")
+        rtol, scaled = tolerance.rtol, bool(tolerance.of_largest)
+        needed = bfloat16.needed_share if scaled else bfloat16.needed_atol
         ref = bfloat16.reference(assignment, task.name)
         need = used = moved = 0.0
         for case in cases:
             for seed in sorted(set(bfloat16.seeds(assignment, task, case, others=True)) | set(range(seeds))):
                 want = bfloat16.values(bfloat16.run(ref, task, case, seed))
                 exact = bfloat16.values(bfloat16.run(ref, task, case, seed, "float32"))
-                need = max(need, bfloat16.needed_atol(exact, want, rtol, bfloat16.MULTIPLE))
-                used = max(used, bfloat16.tolerance_used(exact, want, (rtol, atol)))
+                need = max(need, needed(exact, want, rtol, bfloat16.MULTIPLE))
+                used = max(used, bfloat16.tolerance_used(exact, want, tolerance))
                 for order in bfloat16.ORDERS:
                     again = bfloat16.values(bfloat16.run(ref, task, case, seed, order=order))
-                    moved = max(moved, bfloat16.tolerance_used(again, want, (rtol, atol)))
+                    moved = max(moved, bfloat16.tolerance_used(again, want, tolerance))
         print(
-            f"{assignment}/{task.name}: rtol {rtol:g}, atol {atol:g}; {bfloat16.MULTIPLE}x the reference's "
-            f"error against float32 needs atol {need:.3g} ({one_figure_up(need):g}); the error uses {used:.3g} "
-            f"of the tolerance, a reordered sum {moved:.3g}",
+            f"{assignment}/{task.name}: {tolerance}; {bfloat16.MULTIPLE}x the reference's error against "
+            f"float32 needs {'of_largest' if scaled else 'atol'} {need:.3g} ({one_figure_up(need):g}); the error "
+            f"uses {used:.3g} of the tolerance, a reordered sum {moved:.3g}",
             flush=True,
         )
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from autograder.core.course import Course
 from autograder.core.tasks import Case, Task, case_seed
+from autograder.core.tolerance import Tolerance
 from autograder.harness import shard_map as harness
 from autograder.specs import ASSIGNMENTS, get
 from autograder.trusted.inputs import make_inputs
@@ -105,14 +106,14 @@ def values(out: Any) -> np.ndarray:
     return np.asarray(host_value(out)[0], np.float64)
 
 
-def tolerance_used(got: np.ndarray, want: np.ndarray, tolerance: tuple[float, float]) -> float:
+def tolerance_used(got: np.ndarray, want: np.ndarray, tolerance: Tolerance) -> float:
     """How much of ``tolerance`` the difference uses, in the comparator's own terms (NumPy's
-    ``isclose``, with the reference as ``want``): the largest ``|got - want| / (atol + rtol |want|)``.
-    At most 1 passes; at most 1/k passes with k times less tolerance."""
-    rtol, atol = tolerance
+    ``isclose``, with the reference as ``want``): the largest ``|got - want| / (atol + rtol |want|)``,
+    atol widened by the case's largest value where the tolerance says so. At most 1 passes; at most
+    1/k passes with k times less tolerance."""
     gap = np.abs(got - want)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        used = np.where(gap == 0, 0.0, gap / (atol + rtol * np.abs(want)))  # any gap at all, past a zero tolerance: inf
+    with np.errstate(divide="ignore", invalid="ignore"):  # any gap at all, past a zero tolerance: inf
+        used = np.where(gap == 0, 0.0, gap / (tolerance.atol_for(want) + tolerance.rtol * np.abs(want)))
     return float(np.max(used, initial=0.0))
 
 
@@ -120,6 +121,13 @@ def needed_atol(got: np.ndarray, want: np.ndarray, rtol: float, multiple: float 
     """The least atol beside ``rtol`` at which ``multiple`` times the gap between ``got`` and
     ``want`` still passes the comparator."""
     return float(np.max(multiple * np.abs(got - want) - rtol * np.abs(want), initial=0.0))
+
+
+def needed_share(got: np.ndarray, want: np.ndarray, rtol: float, multiple: float = 1) -> float:
+    """The least share of the case's largest |value| that, as atol beside ``rtol``, lets
+    ``multiple`` times the gap pass (``Tolerance.of_largest``)."""
+    largest = float(np.max(np.abs(want), initial=0.0))
+    return needed_atol(got, want, rtol, multiple) / largest if largest else 0.0
 
 
 @contextlib.contextmanager
