@@ -8,7 +8,7 @@ inputs from seeds and runs the artifacts) and the notebooks' self-checks.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
@@ -16,6 +16,7 @@ from . import pspec
 from .kinds import Kind
 from .mesh import MeshSpec
 from .records import CaseTargets
+from .tolerance import Tolerance
 
 # Collectives as students write them (jax.lax names) and as the compiled HLO spells them.
 COLLECTIVES: dict[str, str] = {
@@ -138,8 +139,6 @@ def _show_arg(arg: Any) -> str:
         return repr(tuple(arg))
     return repr(arg)
 
-
-Tolerance = tuple[float, float]  # (rtol, atol)
 
 # Bytes per value of each case dtype, as the program holds it (a backend may widen it on the wire).
 DTYPE_BYTES: dict[str, int] = {"float32": 4, "bfloat16": 2, "int32": 4}
@@ -284,7 +283,7 @@ class Task:
     cases: tuple[Case, ...]
     inputs: tuple[Input, ...] = ()
     out_layout: Layout | None = None  # None: per-device results, stacked over every axis
-    tolerance: dict[str, Tolerance] = field(default_factory=dict)
+    tolerance: Mapping[str, Tolerance | tuple[float, float]] = field(default_factory=dict)
     allowed: frozenset[str] | None = None  # jax collective names; None means any
     # Each structural part's bounds on the program's signature against the reference's: the
     # technique's loose ones (past them it is another algorithm), the others' tight ones.
@@ -313,7 +312,7 @@ class Task:
         return float(sum(self.points.values()))
 
     def tolerance_for(self, dtype: str) -> Tolerance:
-        return self.tolerance.get(dtype, (0.0, 0.0))
+        return Tolerance(*self.tolerance.get(dtype, (0.0, 0.0)))
 
     def hidden_hint(self) -> str:
         """Where to look when a hidden case fails and every visible one passes."""

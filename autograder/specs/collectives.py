@@ -12,7 +12,13 @@ from typing import Any
 from ..core.tasks import FEATURES, REPLICATED, STACKED, Assignment, Bound, Bounds, Case, Input, Scale, Task
 
 RINGS = frozenset({"ppermute"})
+# The rings move values, and sum small integers, which bfloat16 holds exactly in any order of
+# addition: the reference's error against float32 is 0, and so is a sum in another order
+# (tests/trusted/test_tolerances.py).
 EXACT = {"float32": (0.0, 0.0), "bfloat16": (0.0, 0.0), "int32": (0.0, 0.0)}
+# The layernorm's statistics are summed in float32 and its output rounded once: the reference's
+# error against float32 uses 13% of its bfloat16 tolerance (4x would need half of it).
+LAYERNORM_TOLERANCE = {"float32": (1e-5, 1e-5), "bfloat16": (2e-2, 2e-2)}
 
 
 def _ring_cases(shape_8: tuple[int, ...], shape_y: tuple[int, ...]) -> tuple[Case, ...]:
@@ -133,7 +139,7 @@ ASSIGNMENT = Assignment(
             ),
             at_scale=_at_scale((TOKENS, WIDTH // 8), "a 32k sequence whose 4096 features are split over 8 devices"),
             inputs=(Input(FEATURES),),
-            tolerance={"float32": (1e-5, 1e-5), "bfloat16": (2e-2, 2e-2)},
+            tolerance=LAYERNORM_TOLERANCE,
             allowed=frozenset({"psum"}),
         ),
         Task(

@@ -9,6 +9,7 @@ steps send and hold is the instructor's too: both live in ``solutions/fsdp_tenso
 from __future__ import annotations
 
 from ..core.tasks import REPLICATED, Assignment, Bound, Bounds, Case, Input, Scale, Step, Task
+from ..core.tolerance import Tolerance
 from .given.fsdp_tensor_parallel import (
     COLS,
     FSDP_LAYOUTS,
@@ -39,7 +40,15 @@ FSDP_VISIBLE = mlp_cases((("8:data", 16, 16, 32), ("2x4:data,model", 8, 8, 16)),
 TWO_D_VISIBLE = mlp_cases((("2x4:data,model", 16, 8, 32),), TWO_D_LAYOUTS)
 
 STEP_TOLERANCE = {"float32": (1e-4, 1e-5)}
-ACTIVATIONS_TOLERANCE = {"float32": (1e-4, 1e-4), "bfloat16": (2e-2, 2e-1)}
+# bfloat16: the MLP's gradients sum products in the thousands, where bfloat16's values are 8 or 16
+# apart, and a small entry is a difference of such sums; its forward pass reaches tens. So atol is
+# a share of each case's largest value: 4x the reference's own error against float32 on its
+# bfloat16 cases needs 0.012 of it beside rtol 2e-2 (benchmarks/bf16_tolerances.py, held by
+# tests/trusted/test_tolerances.py); rounded up.
+ACTIVATIONS_TOLERANCE: dict[str, Tolerance] = {
+    "float32": Tolerance(1e-4, 1e-4),
+    "bfloat16": Tolerance(2e-2, 0.0, of_largest=2e-2),
+}
 # A plain-Python part's visible answers are in the student's hands: its hidden cases weigh more.
 ROOFLINE_POINTS = {"values": 4.0, "hidden values": 5.0}
 

@@ -15,7 +15,9 @@ from ..core.tasks import Assignment, Bound, Bounds, Case, Input, Scale, Task
 from .given.pipeline_experts import MOE_LAYOUTS, PIPELINE_LAYOUTS, moe_cases, pipeline_cases
 
 # The differentiated pipelines' gradients reach tens; their small entries carry the rounding of
-# those sums, which a compiler's order of summation moves by up to about 1e-4.
+# those sums, which a compiler's order of summation moves by up to about 1e-4. In bfloat16, 4x the
+# reference's own error against float32 on the pipelines' bfloat16 cases needs atol 0.16
+# beside rtol 2e-2 (benchmarks/bf16_tolerances.py, held by tests/trusted/test_tolerances.py).
 TOLERANCE = {"float32": (1e-4, 1e-3), "bfloat16": (2e-2, 2e-1)}
 
 

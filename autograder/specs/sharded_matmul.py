@@ -13,7 +13,11 @@ from ..core.tasks import REPLICATED, Assignment, Bound, Bounds, Case, Input, Lay
 from .given.sharded_matmul import COLS, ROWS, VISIBLE, matmul_cases
 
 FLOAT32 = (1e-5, 1e-5)
-BFLOAT16 = (2e-2, 1e-1)  # 8 significant bits: a ring rounds its partial sums once per step
+# bfloat16 has 8 significant bits, and a ring rounds its partial sums once per step: 4x the
+# reference's own error against float32 on its bfloat16 case needs atol 0.17 beside rtol
+# 2e-2 in the ring reduce-scatter, the most of these parts (benchmarks/bf16_tolerances.py, held by
+# tests/trusted/test_tolerances.py); rounded up.
+BFLOAT16 = (2e-2, 2e-1)
 TOLERANCE = {"float32": FLOAT32, "bfloat16": BFLOAT16}
 # Calling the built-in collective a part forbids keeps its values alone, half the points (and
 # communication is judged only once the collectives are right).

@@ -11,6 +11,7 @@ a device holds after the step and the planner's answers are the instructor's: th
 from __future__ import annotations
 
 from ..core.tasks import Assignment, Bound, Bounds, Case, Input, Scale, Step, Task
+from ..core.tolerance import Tolerance
 from .given.transformer_parallel import (
     BLOCK_LAYOUTS,
     GPT,
@@ -26,7 +27,16 @@ from .given.transformer_parallel import (
 )
 
 STEP_TOLERANCE = {"float32": (1e-4, 1e-5)}
-ACTIVATIONS_TOLERANCE = {"float32": (1e-4, 1e-4), "bfloat16": (2e-2, 2e-1)}
+# bfloat16, from the reference's own error against float32 on the bfloat16 cases
+# (benchmarks/bf16_tolerances.py, held by tests/trusted/test_tolerances.py): ring attention's,
+# rounded once from float32, uses 3% of its tolerance (4x would need 1/9 of it); the block's, sums
+# of its MLP's products in the hundreds, takes atol as a share of each case's largest value, as
+# megatron_mlp's does (04's spec): 4x needs 0.022 of it beside rtol 2e-2; rounded up.
+ATTENTION_TOLERANCE = {"float32": (1e-4, 1e-4), "bfloat16": (2e-2, 2e-1)}
+BLOCK_TOLERANCE: dict[str, Tolerance] = {
+    "float32": Tolerance(1e-4, 1e-4),
+    "bfloat16": Tolerance(2e-2, 0.0, of_largest=3e-2),
+}
 
 # What a device holds after the explicit step is its layout, exact for any spelling: past 1.5x of
 # the reference's some weight or its momentum is whole over an axis (2x on a split of 2), which is
@@ -129,7 +139,7 @@ ASSIGNMENT = Assignment(
             ),
             inputs=(Input(ROWS),) * 3,
             out_layout=ROWS,
-            tolerance=ACTIVATIONS_TOLERANCE,
+            tolerance=ATTENTION_TOLERANCE,
             allowed=frozenset({"ppermute"}),
             neighbours_only=True,
             overlapped=True,
@@ -153,7 +163,7 @@ ASSIGNMENT = Assignment(
             ),
             inputs=tuple(Input(layout) for layout in BLOCK_LAYOUTS),
             out_layout=ROWS,
-            tolerance=ACTIVATIONS_TOLERANCE,
+            tolerance=BLOCK_TOLERANCE,
             allowed=frozenset({"all_gather", "psum_scatter"}),
         ),
         Task(

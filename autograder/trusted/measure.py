@@ -21,6 +21,7 @@ from ..core.quick_compile import compiler_options
 from ..core.records import ArrayMeasurement, ProgramStructure, Verdict, fail, ok
 from ..core.roofline import peak_bytes
 from ..core.timeline import timeline
+from ..core.tolerance import Tolerance
 from . import value_detail
 
 # The most memory one device may need at its program's peak for the grader to run it. The graded
@@ -116,7 +117,7 @@ def compare_values(
     out: Any,
     expected: np.ndarray,
     expected_dtype: str,
-    tolerance: tuple[float, float],
+    tolerance: Tolerance | tuple[float, float],
     mesh: Any,
     sample: bool = False,
 ) -> Verdict:
@@ -138,7 +139,8 @@ def compare_values(
             f"under the output sharding {_show_spec(out)}"
         )
     got, _ = host_value(out)
-    rtol, atol = tolerance
+    tolerance = Tolerance(*tolerance)
+    rtol, atol = tolerance.rtol, tolerance.atol_for(expected)
     bad_devices = []
     worst = 0.0
     errors = value_detail.Errors(expected.shape)
@@ -157,7 +159,7 @@ def compare_values(
     verdict = fail(
         f"wrong values on {len(bad_devices)} of {len(out.addressable_shards)} devices: "
         f"{where}{more}; on the first, {wrong} of {total} values differ, max error {worst:.3g} "
-        f"(tolerance rtol={rtol:g}, atol={atol:g})"
+        f"(tolerance {tolerance.show(expected)})"
     )
     block = tuple(out.sharding.shard_shape(out.shape)) + tuple(expected.shape[out.ndim :])
     verdict["detail"] = errors.detail(np.asarray(got, np.float64), np.asarray(expected, np.float64), block, sample)

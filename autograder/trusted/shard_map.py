@@ -10,6 +10,7 @@ import numpy as np
 from ..core import program_shape, pspec
 from ..core.mesh import MeshSpec
 from ..core.records import Measurement, ShardedStepSig, ShardingFigure, ShardMapSig
+from ..core.tolerance import Tolerance
 from ..harness import shard_map as harness
 from . import policy, projection, reference
 from .inputs import make_inputs
@@ -122,7 +123,7 @@ def measure(test: Evaluation) -> Measurement:
         out, structure = execute(jax.jit(exported.call), args, mesh, drawn=not test.get("hidden", False))
     except Exception as err:  # a failure at run time, e.g. an out-of-bounds shape mix-up
         return {"values": {"ok": False, "message": f"failed to run: {str(err)[:300]}"}}
-    tolerance = (test["tolerance"][0], test["tolerance"][1])
+    tolerance = Tolerance(*test["tolerance"])
     values = compare_values(out, arrays["value"], record["dtype"], tolerance, mesh, test.get("sample", False))
     case = measured(values, structure, record["structure"])
     case["program"] = program_shape.nodes(exported.mlir_module())

@@ -16,6 +16,7 @@ import numpy as np
 from ..core import program_shape
 from ..core.mesh import MeshSpec
 from ..core.records import ArrayMeasurement, Measurement, ShardedStepSig, fail, ok
+from ..core.tolerance import Tolerance
 from ..harness import sharded_step as harness
 from . import policy, projection, reference
 from .inputs import make_inputs
@@ -52,7 +53,7 @@ def measure_outputs(
     seed: int,
     reference: dict[str, Any],
     expected: list[np.ndarray],
-    tolerance: tuple[float, float],
+    tolerance: Tolerance | tuple[float, float],
     sample: bool = False,
 ) -> ArrayMeasurement:
     """Run ``call`` (the flat step) on the case's inputs; values, program and memory held, beside
@@ -114,7 +115,7 @@ def measure(test: Evaluation) -> Measurement:
     call = jax.jit(exported.call, donate_argnums=donated_arguments(exported))
     if sig.get("at_scale"):
         return projection.measured_or_why(call, sig, reference.load(test["reference"])[0])
-    tolerance = (test["tolerance"][0], test["tolerance"][1])
+    tolerance = Tolerance(*test["tolerance"])
     case = _against(call, sig, test["seed"], reference.load(test["reference"]), tolerance, test.get("sample", False))
     case["program"] = program_shape.nodes(exported.mlir_module())
     return case
@@ -125,7 +126,7 @@ def _against(
     sig: ShardedStepSig,
     seed: int,
     expected: tuple[dict[str, Any], dict[str, np.ndarray]],
-    tolerance: tuple[float, float],
+    tolerance: Tolerance,
     sample: bool,
 ) -> ArrayMeasurement:
     """The step's outputs against the reference's."""

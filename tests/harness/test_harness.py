@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from autograder.core.tasks import FEATURES, STACKED, Bound, Bounds, Case, Input, Layout, Step, Task
+from autograder.core.tolerance import Tolerance
 from autograder.harness import shard_map as harness
 from autograder.harness import sharded_step as step_harness
 from autograder.mesh import MeshSpec
@@ -62,6 +63,27 @@ def test_two_inputs_with_given_specs_export_and_measure():
     assert not verdict["ok"]
     assert "wrong values on 4 of 8 devices" in verdict["message"] and "x=1, y=0" in verdict["message"]
     assert host_value(out)[1] == "float32"
+
+
+def test_atol_as_a_share_of_the_largest_value_is_read_from_the_whole_expected_array():
+    """0.02 of a largest value of 100, held by device 0, lets device 7's small entry be 1.5 off;
+    the same gap beside a largest value of 10 fails, and says the room it had."""
+    mesh = MeshSpec.parse("8:i").build()
+    tolerance = Tolerance(2e-2, 0.0, of_largest=2e-2)
+    want = np.zeros((8, 2), np.float32)
+    want[0, 0] = 100.0
+
+    def placed(values):
+        return jax.device_put(np.asarray(values, np.float32), jax.NamedSharding(mesh, jax.P("i")))
+
+    off = want.copy()
+    off[7, 1] = 1.5
+    assert compare_values(placed(off), want, "float32", tolerance, mesh)["ok"]
+    smaller = want.copy()
+    smaller[0, 0] = 10.0
+    verdict = compare_values(placed(off - want + smaller), smaller, "float32", tolerance, mesh)
+    assert not verdict["ok"]
+    assert "atol=0 + 0.02 of the largest |value| = 0.2)" in verdict["message"], verdict["message"]
 
 
 def test_an_output_that_is_no_array_or_an_empty_one_gets_a_verdict_not_a_crash():

@@ -89,6 +89,22 @@ def wrong_submission(assignment: str, name: str) -> WrongSubmission:
     return WrongSubmission(submissions_dir(assignment) / f"{name}.py")
 
 
+def submitted(assignment: str, name: str, function: str) -> Any:
+    """A known-wrong submission's function, among what its notebook gives a student."""
+    import importlib
+    import importlib.util
+
+    import jax
+    import jax.numpy as jnp
+
+    from autograder.specs import get
+
+    given = importlib.util.find_spec(f"autograder.specs.given.{get(assignment).solutions}")
+    namespace = {"jax": jax, "jnp": jnp, **(vars(importlib.import_module(given.name)) if given else {})}
+    exec(wrong_submission(assignment, name).functions[function], namespace)
+    return namespace[function]
+
+
 def adversarial_cases() -> list[WrongSubmission]:
     return [WrongSubmission(p) for p in sorted(CASES.glob("*.py"))]
 

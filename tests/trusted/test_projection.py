@@ -4,9 +4,6 @@ hides nothing of its ring, projects slower than the reference on the machines it
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-
 import jax
 import jax.numpy as jnp
 import pytest
@@ -27,7 +24,7 @@ from autograder.trusted.projection import at_scale
 
 from ..helpers.course import ASSIGNMENTS, REPO
 from ..helpers.rules import unordered_at_scale
-from ..helpers.submissions import wrong_submission
+from ..helpers.submissions import submitted
 
 CHECKOUT = Course(REPO)
 SCALED = [(a, t) for a in ASSIGNMENTS for t in get(a).tasks if t.at_scale is not None]
@@ -36,14 +33,6 @@ BLOCK = 4096 * 4096 * 2  # one device's 4096 tokens of 4096 bfloat16 features
 
 def _reference(assignment: str, task: str):
     return CHECKOUT.reference(get(assignment), task)
-
-
-def _submitted(assignment: str, wrong: str, task: str):
-    """A known-wrong submission's function, among what its notebook gives a student."""
-    given = importlib.util.find_spec(f"autograder.specs.given.{get(assignment).solutions}")
-    namespace = {"jax": jax, "jnp": jnp, **(vars(importlib.import_module(given.name)) if given else {})}
-    exec(wrong_submission(assignment, wrong).functions[task], namespace)
-    return namespace[task]
 
 
 @pytest.mark.parametrize("assignment, task", SCALED, ids=lambda x: getattr(x, "name", x))
@@ -64,7 +53,7 @@ def test_a_ring_all_gather_at_scale_sends_its_closed_form():
 def test_a_ring_that_sends_its_whole_buffer_projects_eight_times_the_links_time():
     task = get("01_collectives").task("ring_all_gather")
     honest = at_scale(_reference("01_collectives", task.name), task)
-    wasteful = at_scale(_submitted("01_collectives", "ring_all_gather_sends_everything", task.name), task)
+    wasteful = at_scale(submitted("01_collectives", "ring_all_gather_sends_everything", task.name), task)
     for machine in MACHINES:
         ratio = wasteful.on(machine).links_s["i"] / honest.on(machine).links_s["i"]
         assert ratio == pytest.approx(8.0), machine
@@ -73,7 +62,7 @@ def test_a_ring_that_sends_its_whole_buffer_projects_eight_times_the_links_time(
 def test_a_collective_matmul_that_gathers_first_hides_nothing_and_projects_slower():
     task = get("02_sharded_matmul").task("collective_matmul_allgather")
     ring = at_scale(_reference("02_sharded_matmul", task.name), task)
-    gathers = at_scale(_submitted("02_sharded_matmul", "collective_matmul_gathers_first", task.name), task)
+    gathers = at_scale(submitted("02_sharded_matmul", "collective_matmul_gathers_first", task.name), task)
     assert ring.cost.traffic == gathers.cost.traffic and ring.cost.flops == gathers.cost.flops
     assert all(ring.cost.beside(c).flops > 0 for c in ring.cost.collectives)  # each transfer beside a block's matmul
     assert all(
@@ -209,7 +198,7 @@ WORSE = [
 @pytest.mark.parametrize("assignment, task, worse", WORSE, ids=lambda x: getattr(x, "__name__", x))
 def test_a_worse_program_with_the_same_values_never_projects_faster(assignment, task, worse):
     part = get(assignment).task(task)
-    fn = worse if callable(worse) else _submitted(assignment, worse, task)
+    fn = worse if callable(worse) else submitted(assignment, worse, task)
     honest, wasteful = at_scale(_reference(assignment, task), part), at_scale(fn, part)
     for machine in MACHINES:
         assert honest.on(machine).total_s <= wasteful.on(machine).total_s, machine
