@@ -30,7 +30,8 @@ def step_times(strategy, model, hardware, tokens):
     sent = {
         "dp": 2 * ring * weights,  # all-reduce the gradients
         "fsdp": 3 * ring * weights,  # gather the weights forward, again backward; reduce-scatter the gradients
-        "tp": model["layers"] * 2 * (2 * ring * tokens * model["d_model"] * model["bytes"]),  # an all-reduce each way per block
+        # an all-reduce each way for each of a layer's two blocks, its attention and its MLP
+        "tp": model["layers"] * 4 * (2 * ring * tokens * model["d_model"] * model["bytes"]),
     }
     return compute, sent[strategy] / hardware["bandwidth"]
 

@@ -18,15 +18,15 @@ def compute_seconds(model: dict[str, float], hardware: dict[str, float], tokens:
 def comm_seconds(strategy: str, model: dict[str, float], hardware: dict[str, float], tokens: float) -> float:
     """What one device sends per step, over its bandwidth: an all-reduce of the gradients (DP);
     gathering the weights for the forward pass and again for the backward pass, then a
-    reduce-scatter of the gradients (FSDP); one all-reduce of the activations per block forward
-    and one backward (TP)."""
+    reduce-scatter of the gradients (FSDP); per layer, one all-reduce of the activations forward
+    and one backward for each of its two blocks, attention and MLP (TP)."""
     n = hardware["devices"]
     ring = (n - 1) / n  # of an array, what a ring all-gather or reduce-scatter sends per device
     weights = model["params"] * model["bytes"]
     sent = {
         "dp": 2 * ring * weights,
         "fsdp": 3 * ring * weights,
-        "tp": 2 * model["layers"] * 2 * ring * tokens * model["d_model"] * model["bytes"],
+        "tp": 4 * model["layers"] * 2 * ring * tokens * model["d_model"] * model["bytes"],
     }
     if strategy not in sent:
         raise ValueError(f"unknown strategy {strategy!r}; one of dp, fsdp, tp")

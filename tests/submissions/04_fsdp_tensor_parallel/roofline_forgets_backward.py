@@ -24,6 +24,6 @@ def step_times(strategy, model, hardware, tokens):
     sent = {
         "dp": 2 * ring * weights,
         "fsdp": 3 * ring * weights,
-        "tp": model["layers"] * 2 * (2 * ring * tokens * model["d_model"] * model["bytes"]),
+        "tp": model["layers"] * 4 * (2 * ring * tokens * model["d_model"] * model["bytes"]),
     }
     return compute, sent[strategy] / hardware["bandwidth"]
