@@ -16,7 +16,7 @@ import grimp
 import pytest
 
 from autograder.core.kinds import KINDS
-from autograder.grading.package import UNTRUSTED_SIDE, untrusted_package, untrusted_pythonpath
+from autograder.grading.sandbox.package import UNTRUSTED_SIDE, untrusted_package, untrusted_pythonpath
 from autograder.harness.calls import CALLS
 from autograder.trusted.judges import JUDGES
 
@@ -49,10 +49,10 @@ def test_the_import_contracts_hold():
     "module, line, contract",
     [
         ("autograder/untrusted/runner.py", "from ..trusted import policy", "The untrusted side never imports"),
-        ("autograder/core/tasks.py", "from ..grading import limits", "The core's layers"),
+        ("autograder/core/tasks.py", "from ..grading.sandbox import limits", "The core's layers"),
         ("autograder/trusted/verdict.py", "from .. import checks", "The public facades are for notebooks"),
         (
-            "autograder/grading/batch.py",
+            "autograder/grading/record/batch.py",
             "from classroom.queue import class_run",
             "The core imports nothing of the class",
         ),
