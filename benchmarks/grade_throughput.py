@@ -163,6 +163,7 @@ def sandbox_overhead(course, repeats: int) -> dict[str, float]:
     run's CPU quota against a bare process on as many cores (what the quota's throttling adds)."""
     from autograder.engine.images import connect
     from autograder.grading.pipeline.grader import grader_for
+    from autograder.grading.pipeline.sandboxed import workspace
     from autograder.grading.sandbox.docker_sandbox import DockerSandbox
     from autograder.grading.sandbox.limits import Limits
     from autograder.grading.sandbox.sandbox import ProcessSandbox
@@ -183,7 +184,7 @@ def sandbox_overhead(course, repeats: int) -> dict[str, float]:
     for _ in range(repeats):
         for name, (box, cores) in runs.items():
             with tempfile.TemporaryDirectory() as tmp:
-                work = grader.prepare(cells, Path(tmp))
+                work = workspace(grader, cells, Path(tmp))
                 visible_only(work.job)
                 os.sched_setaffinity(0, cores)  # a bare runner inherits it
                 start = time.perf_counter()
