@@ -27,8 +27,8 @@ from autograder.mesh import use_cpu_devices  # noqa: E402
 
 use_cpu_devices(8)  # before anything starts JAX
 
-from autograder.grading import gradebook  # noqa: E402
-from autograder.grading.similarity import exported_nodes  # noqa: E402
+from autograder.grading.record import gradebook  # noqa: E402
+from autograder.grading.reports.similarity import exported_nodes  # noqa: E402
 from autograder.specs import get  # noqa: E402
 from tests.helpers.course import ASSIGNMENT, reference_sources, solved_source, write_submission  # noqa: E402
 from tests.helpers.snapshot import records, report_of  # noqa: E402  (real reports, read back)

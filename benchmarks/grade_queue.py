@@ -77,8 +77,9 @@ def on_queue(client, course, tmp: Path, submissions: Path, warm: Path, workers: 
 
 def recording_seconds(course, out: Path) -> float:
     """Seconds the recorder spends per submission: results, feedback and one gradebook transaction."""
-    from autograder.grading import feedback, gradebook
-    from autograder.grading.report import Report
+    from autograder.grading.record import gradebook
+    from autograder.grading.reports import feedback
+    from autograder.grading.submission.report import Report
 
     reports = [Report.from_json(json.loads(p.read_text())) for p in sorted(out.glob("*/results.json"))]
     db = f"sqlite:///{course.nbgrader_root / 'gradebook.db'}"
@@ -93,7 +94,7 @@ def recording_seconds(course, out: Path) -> float:
 
 def reference_seconds(course, cache: Path) -> float:
     """What a new host pays once, before its first grade: the reference results, computed cold."""
-    from autograder.grading.grader import grader_for
+    from autograder.grading.pipeline.grader import grader_for
 
     grader = grader_for(ASSIGNMENT, course, cache)
     start = time.perf_counter()

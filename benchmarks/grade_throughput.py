@@ -51,7 +51,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from autograder.grading.batch import DEFAULT_IMAGE  # noqa: E402
+from autograder.grading.record.batch import DEFAULT_IMAGE  # noqa: E402
 from autograder.mesh import use_cpu_devices  # noqa: E402
 from tests.helpers.course import (  # noqa: E402  (the test helpers build real submissions)
     ASSIGNMENT,
@@ -162,11 +162,12 @@ def sandbox_overhead(course, repeats: int) -> dict[str, float]:
     process on the same CPUs (every core: what isolation costs), and in a container under a class
     run's CPU quota against a bare process on as many cores (what the quota's throttling adds)."""
     from autograder.engine.images import connect
-    from autograder.grading import notebooks as nbio
-    from autograder.grading.docker_sandbox import DockerSandbox
-    from autograder.grading.grader import grader_for
-    from autograder.grading.limits import Limits
-    from autograder.grading.sandbox import ProcessSandbox
+    from autograder.grading.pipeline.grader import grader_for
+    from autograder.grading.pipeline.sandboxed import workspace
+    from autograder.grading.sandbox.docker_sandbox import DockerSandbox
+    from autograder.grading.sandbox.limits import Limits
+    from autograder.grading.sandbox.sandbox import ProcessSandbox
+    from autograder.grading.submission import notebooks as nbio
 
     grader = grader_for(ASSIGNMENT, course)
     notebook = course.nbgrader_root / "submitted" / "student000" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
@@ -183,7 +184,7 @@ def sandbox_overhead(course, repeats: int) -> dict[str, float]:
     for _ in range(repeats):
         for name, (box, cores) in runs.items():
             with tempfile.TemporaryDirectory() as tmp:
-                work = grader.prepare(cells, Path(tmp))
+                work = workspace(grader, cells, Path(tmp))
                 visible_only(work.job)
                 os.sched_setaffinity(0, cores)  # a bare runner inherits it
                 start = time.perf_counter()

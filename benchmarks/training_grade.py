@@ -37,9 +37,9 @@ def main() -> None:
 
     from autograder.core.course import Course
     from autograder.engine import images, limits
-    from autograder.grading.docker_sandbox import DockerSandbox
-    from autograder.grading.grader import grader_for
-    from autograder.grading.sandbox import ProcessSandbox
+    from autograder.grading.pipeline.grader import grader_for
+    from autograder.grading.sandbox.docker_sandbox import DockerSandbox
+    from autograder.grading.sandbox.sandbox import ProcessSandbox
 
     lim = limits.load(REPO, ASSIGNMENT)
     with tempfile.TemporaryDirectory() as tmp:

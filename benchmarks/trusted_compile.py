@@ -31,7 +31,7 @@ from grade_throughput import own_program  # noqa: E402
 
 from autograder.core.hlo import hlo_census  # noqa: E402
 from autograder.core.quick_compile import known_options  # noqa: E402
-from autograder.grading.grader import grader_for  # noqa: E402
+from autograder.grading.pipeline.grader import grader_for  # noqa: E402
 from autograder.harness import shard_map  # noqa: E402
 from autograder.mesh import MeshSpec  # noqa: E402
 from autograder.trusted.inputs import make_inputs  # noqa: E402

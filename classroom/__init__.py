@@ -4,6 +4,6 @@ and the Slurm and Open MPI engines with a one-machine cluster to try them on.
 
 The core (``autograder``) imports none of it. The class plugs in where the core leaves a seam: a
 cluster engine is an entry point of ``jaxcourse.engines`` that the launcher loads by name; a
-queue or the hub's grading service is a ``GradeMany`` that ``grading.batch.grade_class`` runs; a
+queue or the hub's grading service is a ``GradeMany`` that ``grading.record.batch.grade_class`` runs; a
 Swarm's placement of students' servers is a ``hub.deploy.Placement``. docs/architecture.md.
 """

@@ -15,7 +15,7 @@ from pathlib import Path
 from autograder.core.errors import JaxcourseError
 from classroom.exchange.store import Store
 
-FEEDBACK = "feedback.html"  # as grading/feedback.py writes it, per student
+FEEDBACK = "feedback.html"  # as grading/reports/feedback.py writes it, per student
 
 
 class FeedbackError(JaxcourseError):

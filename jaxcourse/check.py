@@ -7,8 +7,8 @@ import argparse
 import json
 from pathlib import Path
 
-from autograder.grading import scale_view
-from autograder.grading.self_check import check_notebook, format_results
+from autograder.grading.reports import scale_view
+from autograder.grading.student.self_check import check_notebook, format_results
 
 from .args import Subparsers
 

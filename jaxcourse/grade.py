@@ -9,7 +9,7 @@ from pathlib import Path
 from autograder import specs
 from autograder.core import environment, logs
 from autograder.core.course import Course
-from autograder.grading import batch
+from autograder.grading.record import batch
 from classroom.classdir import ClassDir
 from classroom.queue.class_run import on_queue, through_service
 

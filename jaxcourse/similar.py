@@ -13,9 +13,9 @@ from autograder import specs
 from autograder.core.course import Course
 from autograder.core.files import write_atomic
 from autograder.core.tasks import Assignment
-from autograder.grading import similarity, source_similarity
-from autograder.grading.batch import results_dir
-from autograder.grading.class_report import read_reports
+from autograder.grading.record.batch import results_dir
+from autograder.grading.reports import similarity, source_similarity
+from autograder.grading.reports.class_report import read_reports
 from classroom.classdir import ClassDir
 
 from .args import Subparsers, class_option, share

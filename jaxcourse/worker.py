@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 from autograder.core.course import Course
-from autograder.grading import batch, limits
+from autograder.grading.record import batch
+from autograder.grading.sandbox import limits
 from classroom import environment
 from classroom.queue import grading_worker
 from classroom.queue.app import BrokerError

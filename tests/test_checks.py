@@ -133,7 +133,7 @@ def test_probe_at_scale_projects_the_program_on_each_machine_and_runs_nothing():
     from autograder.checks import probe
     from autograder.core.calibration import calibration_for
     from autograder.core.machines import MACHINES
-    from autograder.grading.scale_view import MODEL
+    from autograder.grading.reports.scale_view import MODEL
     from solutions.sharded_matmul import matmul_reduce_scatter
 
     program = probe(matmul_reduce_scatter, at_scale=True)
@@ -163,7 +163,7 @@ def test_probe_at_scale_without_the_course_s_records_says_so_in_one_line(monkeyp
     """A copy of the course without the records a release ships: the student's figures and times
     alone, and one line that says why the reference's are not beside them."""
     from autograder.checks import probe
-    from autograder.grading import expected
+    from autograder.grading.pipeline import expected
     from solutions.sharded_matmul import matmul_reduce_scatter
 
     monkeypatch.setenv(expected.ENV, str(tmp_path))  # a folder that holds no records

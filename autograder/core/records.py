@@ -188,7 +188,7 @@ class RingFigure(TypedDict):
     computes: NotRequired[list[list[list[int] | None]]]
 
 
-# A picture for a student's feedback, made on the trusted side, drawn by grading/figures.py.
+# A picture for a student's feedback, made on the trusted side, drawn by grading/reports/figures.py.
 Figure = TrafficFigure | ShardingFigure | OverlapFigure | MemoryFigure | RingFigure
 
 
@@ -323,7 +323,7 @@ Status = Literal["passed", "failed", "error", "timeout", "crashed", "invalid"]
 
 @dataclass(frozen=True)
 class Standing:
-    """A student's place on her class's leaderboard (``grading/leaderboard.py``) when her feedback
+    """A student's place on her class's leaderboard (``grading/reports/leaderboard.py``) when her feedback
     was written: among the correct submissions kept then, by projected time on ``machine``."""
 
     rank: int

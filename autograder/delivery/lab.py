@@ -222,7 +222,7 @@ def local_env(work: Path, token: str, repo: Path) -> dict[str, str]:
         environment.EXCHANGE: str(work / ".jaxcourse" / "exchange"),
         environment.COURSE_ID: images.COURSE_ID,
         environment.WORK: str(work),
-        # The checks judge against the release's records, as the image's do (grading/expected.py).
+        # The checks judge against the release's records, as the image's do (grading/pipeline/expected.py).
         environment.EXPECTED: str(images.Sources.of(repo).expected),
         "JUPYTER_CONFIG_PATH": config_path,
         "JUPYTER_TOKEN": token,

@@ -1,5 +1,5 @@
 """``jaxcourse release``: nbgrader's generate_assignment, a check that nothing leaked, and the
-records a student's check judges the visible cases against (``grading/expected.py``)."""
+records a student's check judges the visible cases against (``grading/pipeline/expected.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from .. import specs
 from ..core.course import Course, tool_env
 from ..core.errors import JaxcourseError
-from ..grading import expected
+from ..grading.pipeline import expected
 
 LEAK_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 

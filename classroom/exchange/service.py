@@ -30,7 +30,7 @@ from tornado import web
 from tornado.http1connection import HTTP1Connection
 from tornado.ioloop import IOLoop
 
-from autograder.grading import notebooks
+from autograder.grading.submission import notebooks
 from classroom import environment, internal_tls
 
 from . import policy

@@ -10,9 +10,9 @@ from typing import Any
 
 from autograder import specs
 from autograder.core.course import Course
-from autograder.grading import class_report_html, leaderboard
-from autograder.grading.class_report import ClassReport, read_reports, summarise
-from autograder.grading.leaderboard import DEFAULT_RULES, BoardRules
+from autograder.grading.reports import class_report_html, leaderboard
+from autograder.grading.reports.class_report import ClassReport, read_reports, summarise
+from autograder.grading.reports.leaderboard import DEFAULT_RULES, BoardRules
 from classroom.classdir import ClassDir
 from classroom.exchange import policy
 

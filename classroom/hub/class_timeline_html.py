@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime
 from html import escape
 
-from autograder.grading.class_report_html import WIDTH
+from autograder.grading.reports.class_report_html import WIDTH
 
 from .class_timeline import Timeline
 

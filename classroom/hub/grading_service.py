@@ -25,11 +25,12 @@ from pathlib import Path
 from autograder.core import logs
 from autograder.core.course import Course
 from autograder.core.errors import JaxcourseError
-from autograder.grading import feedback, leaderboard, notebooks
-from autograder.grading.batch import results_dir
-from autograder.grading.grader import Grader, grader_for
-from autograder.grading.recorder import Recorder
-from autograder.grading.report import Report
+from autograder.grading.pipeline.grader import Grader, grader_for
+from autograder.grading.record.batch import results_dir
+from autograder.grading.record.recorder import Recorder
+from autograder.grading.reports import feedback, leaderboard
+from autograder.grading.submission import notebooks
+from autograder.grading.submission.report import Report
 from autograder.specs import UnknownAssignment
 from classroom import environment
 from classroom.exchange import policy

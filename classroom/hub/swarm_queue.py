@@ -111,7 +111,7 @@ def worker_reservation(deployment: deploy.Deployment) -> int:
     only where its sandboxes fit."""
     from docker.utils import parse_bytes
 
-    from autograder.grading import limits
+    from autograder.grading.sandbox import limits
     from autograder.specs import ASSIGNMENTS
 
     largest = max(parse_bytes(limits.load(deployment.checkout.root, name).memory) for name in ASSIGNMENTS)

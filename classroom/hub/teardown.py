@@ -49,8 +49,8 @@ def down(deployment: Deployment) -> int:
 
 def _sandboxes_of(client: DockerClient, owners: list[Container]) -> list[Container]:
     """The sandboxes these containers started: each is labelled with its grader's host name, a
-    container's short id (``grading/docker_sandbox.py``), and would outlive a grader removed mid-job."""
-    from autograder.grading.docker_sandbox import LABEL as SANDBOX
+    container's short id (``grading/sandbox/docker_sandbox.py``), and would outlive a grader removed mid-job."""
+    from autograder.grading.sandbox.docker_sandbox import LABEL as SANDBOX
 
     hosts = {c.id[:12] for c in owners}
     found: list[Container] = client.containers.list(all=True, filters={"label": SANDBOX})

@@ -1,7 +1,7 @@
 """``jaxcourse grade A --broker URL``: the class graded by the queue's workers, recorded here; and
 ``--sandbox service``: asked of the class's grading service, which sends it to the same workers.
 
-Each plugs into ``grading.batch.grade_class`` as its way of grading, so the run is the same as
+Each plugs into ``grading.record.batch.grade_class`` as its way of grading, so the run is the same as
 a local one in all else: unchanged submissions are skipped, each report is recorded as it
 arrives, the summary is the same.
 """
@@ -13,11 +13,12 @@ from collections.abc import Iterator
 
 from autograder import specs
 from autograder.core.course import Course
-from autograder.grading import limits, notebooks
-from autograder.grading.batch import GradeMany
-from autograder.grading.grader import EVALUATOR_STARTUP, Grader
-from autograder.grading.report import Report
-from autograder.grading.submissions import Submission
+from autograder.grading.pipeline.grader import EVALUATOR_STARTUP, Grader
+from autograder.grading.record.batch import GradeMany
+from autograder.grading.sandbox import limits
+from autograder.grading.submission import notebooks
+from autograder.grading.submission.report import Report
+from autograder.grading.submission.submissions import Submission
 
 from .app import make_app, shown, visibility_timeout
 from .dispatch import Dispatcher, Failed

@@ -4,7 +4,7 @@ nbgrader's autograde executes a submitted notebook in the process that asks (the
 server, with the class directory open) and scores each grade cell by its output. In a class, its
 ``Execute`` step is replaced by this one (``docker/jupyter/nbgrader_config.py``): the notebook is
 asked of the class's grading service (``inbox.py``), graded by the workers in their sandboxes as
-on submit, recorded as every grade is (``grading/recorder.py``: results.json, the gradebook), and
+on submit, recorded as every grade is (``grading/record/recorder.py``: results.json, the gradebook), and
 each grade cell is given its points as the one output nbgrader reads (a number: nbgrader's
 partial credit), which nbgrader's own SaveAutoGrades writes again, the same. A grade cell starts with an error output, so a cell the report does
 not score, or a report that failed, keeps none of its points: nothing here can award a point
@@ -22,12 +22,12 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
 from autograder.core.course import Course
-from autograder.grading import leaderboard
-from autograder.grading.batch import results_dir
-from autograder.grading.grader import grader_for
-from autograder.grading.recorder import Recorder
-from autograder.grading.report import Report
-from autograder.grading.submissions import timestamp as submitted_at
+from autograder.grading.pipeline.grader import grader_for
+from autograder.grading.record.batch import results_dir
+from autograder.grading.record.recorder import Recorder
+from autograder.grading.reports import leaderboard
+from autograder.grading.submission.report import Report
+from autograder.grading.submission.submissions import timestamp as submitted_at
 from classroom import environment
 
 from .class_run import job_seconds

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 from autograder import specs
 from autograder.core.course import Course
 from autograder.core.errors import JaxcourseError
-from autograder.grading import limits
-from autograder.grading.batch import open_sandbox
-from autograder.grading.grader import Grader, grader_for
-from autograder.grading.report import Report
+from autograder.grading.pipeline.grader import Grader, grader_for
+from autograder.grading.record.batch import open_sandbox
+from autograder.grading.sandbox import limits
+from autograder.grading.submission.report import Report
 
 from . import liveness
 from .app import TASK, make_app, shown

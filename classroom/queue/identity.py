@@ -10,12 +10,12 @@ import json
 from importlib import metadata
 from pathlib import Path
 
-from autograder.grading.grader import Grader
-from autograder.grading.package import code_text
+from autograder.grading.pipeline.grader import Grader
+from autograder.grading.sandbox.package import code_text
 
 from .jobs import Grading
 
-LOCK = Path("requirements") / "cpu.lock"  # what the sandbox image is built from (grading/images.py)
+LOCK = Path("requirements") / "cpu.lock"  # what the sandbox image is built from (engine/images.py)
 IMAGE_LABEL = "org.jaxcourse.lock-sha256"
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from autograder.core.errors import JaxcourseError
 from autograder.core.files import write_atomic
-from autograder.grading.report import Report
+from autograder.grading.submission.report import Report
 
 from .jobs import Job, JobError, check_job
 

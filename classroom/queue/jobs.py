@@ -18,8 +18,8 @@ from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 from autograder.core.errors import JaxcourseError
-from autograder.grading.notebooks import MAX_NOTEBOOK_BYTES
-from autograder.grading.report import Report
+from autograder.grading.submission.notebooks import MAX_NOTEBOOK_BYTES
+from autograder.grading.submission.report import Report
 from classroom import environment
 
 VERSION = 1

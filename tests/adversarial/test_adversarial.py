@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading.batch import grade_class
-from autograder.grading.docker_sandbox import LABEL
+from autograder.grading.record.batch import grade_class
+from autograder.grading.sandbox.docker_sandbox import LABEL
 
 from ..helpers import snapshot
 from ..helpers.course import ASSIGNMENT, NOTEBOOK, copy_course, full_marks, solved_notebook, total, write_submission
@@ -161,8 +161,8 @@ def test_no_sandbox_container_outlives_the_run(graded, client):
 def test_the_sandbox_clears_what_its_containers_user_locked(cpu_image, client, tmp_path):
     """A folder of mode 0 that a submission's code made in its results: the grader's own user may
     not open it (unless root), and the sandbox's clear removes it as the container's user."""
-    from autograder.grading.docker_sandbox import DockerSandbox
-    from autograder.grading.limits import Limits
+    from autograder.grading.sandbox.docker_sandbox import DockerSandbox
+    from autograder.grading.sandbox.limits import Limits
 
     folder = tmp_path / "scratch"
     (folder / "out").mkdir(parents=True)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading import limits
-from autograder.grading.docker_sandbox import DockerSandbox
-from autograder.grading.grader import grader_for
+from autograder.grading.pipeline.grader import grader_for
+from autograder.grading.sandbox import limits
+from autograder.grading.sandbox.docker_sandbox import DockerSandbox
 from autograder.specs import get
 
 from ..helpers.course import RELEASED, REPO, reference_sources, solved_notebook, write_submission

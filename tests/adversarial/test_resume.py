@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from autograder.grading.docker_sandbox import LABEL
+from autograder.grading.sandbox.docker_sandbox import LABEL
 
 from ..helpers.course import ASSIGNMENT, copy_course, full_marks, solved_notebook, total, write_submission
 from ..helpers.submissions import WrongSubmission, wrong_submission

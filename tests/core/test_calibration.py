@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.core.calibration import HOPPER, HOPPER_ERROR, LARGE_S, fit
-from autograder.grading.scale_view import MODEL
+from autograder.grading.reports.scale_view import MODEL
 
 from ..helpers.chip_table import TINY, errors, large, measured_table, rows, swapped, timed
 

@@ -8,7 +8,7 @@ from dataclasses import fields
 import pytest
 
 from autograder.core import config
-from autograder.grading import limits
+from autograder.grading.sandbox import limits
 from classroom.exchange import policy
 from classroom.hub import settings
 

@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 from autograder.core.tasks import Task
-from autograder.grading.self_check import judge
+from autograder.grading.student.self_check import judge
 from autograder.harness.calls import CALLS, signature
 from autograder.specs import ASSIGNMENTS
 

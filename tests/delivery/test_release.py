@@ -75,9 +75,9 @@ def test_the_release_ships_the_visible_cases_records_and_nothing_else(course, tm
     """One source of truth: the shipped records are what today's references give, made afresh
     here with no cache; and they are the visible cases', on the unsalted seeds a student's check
     draws: no hidden case and no graded input has a record a student could read."""
-    from autograder.grading import expected
-    from autograder.grading.plan import plan
-    from autograder.grading.references import Provider, ensure, record_key
+    from autograder.grading.pipeline import expected
+    from autograder.grading.pipeline.plan import plan
+    from autograder.grading.pipeline.references import Provider, ensure, record_key
     from autograder.specs import ASSIGNMENTS, EXERCISES
     from autograder.trusted import reference as records
 

@@ -12,12 +12,12 @@ from autograder.core.machines import MACHINES
 from autograder.core.records import CostRecord, ScaledProgram
 from autograder.core.records import TestResult as Result  # not Test*: pytest would collect it
 from autograder.core.tasks import Scale
-from autograder.grading import feedback, scale_view
-from autograder.grading.grader import grader_for
-from autograder.grading.measured import MeasuredPrograms
-from autograder.grading.plan import AT_SCALE, plan
-from autograder.grading.report import Report
-from autograder.grading.sandbox import ProcessSandbox
+from autograder.grading.pipeline.grader import grader_for
+from autograder.grading.pipeline.measured import MeasuredPrograms
+from autograder.grading.pipeline.plan import AT_SCALE, plan
+from autograder.grading.reports import feedback, scale_view
+from autograder.grading.sandbox.sandbox import ProcessSandbox
+from autograder.grading.submission.report import Report
 from autograder.specs import get
 from autograder.trusted.jobs import WAITS, Evaluation, waits
 

@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from autograder.grading import gradebook
-from autograder.grading.class_report import NoResults, read_reports, summarise
-from autograder.grading.class_report_html import to_html
+from autograder.grading.record import gradebook
+from autograder.grading.reports.class_report import NoResults, read_reports, summarise
+from autograder.grading.reports.class_report_html import to_html
 from autograder.specs import get
 
 from ..helpers.course import ASSIGNMENT, REPO

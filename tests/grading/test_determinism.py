@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.grading import batch
+from autograder.grading.record import batch
 
 from ..helpers.course import ASSIGNMENT, solved_notebook, total, write_submission
 from ..helpers.submissions import wrong_submission

@@ -6,9 +6,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from autograder.core.records import TestResult as Result
-from autograder.grading.feedback import markdown, to_html
-from autograder.grading.figures import blocks, svg
-from autograder.grading.report import Report
+from autograder.grading.reports.feedback import markdown, to_html
+from autograder.grading.reports.figures import blocks, svg
+from autograder.grading.submission.report import Report
 
 MESH = {"x": 2, "y": 4}
 

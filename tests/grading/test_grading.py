@@ -7,11 +7,11 @@ from collections.abc import Callable
 
 import pytest
 
-from autograder.grading import scale_view
-from autograder.grading.docker_sandbox import DockerSandbox
-from autograder.grading.grader import Grader, grader_for
-from autograder.grading.limits import Limits
-from autograder.grading.sandbox import ProcessSandbox, Sandbox
+from autograder.grading.pipeline.grader import Grader, grader_for
+from autograder.grading.reports import scale_view
+from autograder.grading.sandbox.docker_sandbox import DockerSandbox
+from autograder.grading.sandbox.limits import Limits
+from autograder.grading.sandbox.sandbox import ProcessSandbox, Sandbox
 
 from ..helpers import snapshot
 from ..helpers.course import ASSIGNMENTS, full_marks, solved_notebook, total, write_submission

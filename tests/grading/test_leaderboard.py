@@ -15,13 +15,14 @@ from nbgrader.api import Gradebook
 from autograder.core.course import tool_env
 from autograder.core.records import CostRecord, ScaledProgram
 from autograder.core.records import TestResult as Result  # not Test*: pytest would collect it
-from autograder.grading import batch, class_report, class_report_html, feedback, gradebook, leaderboard
-from autograder.grading import recorder as recorder_module
-from autograder.grading.class_report import read_reports, summarise
-from autograder.grading.leaderboard import BoardRules, LeaderboardError, pseudonym
-from autograder.grading.recorder import Recorder
-from autograder.grading.report import Report
-from autograder.grading.scale_view import projections
+from autograder.grading.record import batch, gradebook
+from autograder.grading.record import recorder as recorder_module
+from autograder.grading.record.recorder import Recorder
+from autograder.grading.reports import class_report, class_report_html, feedback, leaderboard
+from autograder.grading.reports.class_report import read_reports, summarise
+from autograder.grading.reports.leaderboard import BoardRules, LeaderboardError, pseudonym
+from autograder.grading.reports.scale_view import projections
+from autograder.grading.submission.report import Report
 from classroom.hub.class_page import class_view
 
 from ..helpers.course import ASSIGNMENT, reference_sources, solved_notebook, write_submission

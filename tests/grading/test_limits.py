@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.core.config import CONFIG, ConfigError
-from autograder.grading.limits import Limits, LimitsError, load
+from autograder.grading.sandbox.limits import Limits, LimitsError, load
 
 
 def test_defaults_without_a_config(tmp_path):
@@ -49,7 +49,7 @@ def test_every_grader_takes_its_time_limits_from_the_course(course, tmp_path):
     """`jaxcourse check` in the instructor's checkout, the class run, the queue's workers and the
     grading service all make their grader with ``grader_for``, which reads the course's limits."""
     from autograder.core.course import Course
-    from autograder.grading.grader import grader_for
+    from autograder.grading.pipeline.grader import grader_for
 
     from ..helpers.course import ASSIGNMENT
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.grading.grader import grader_for
-from autograder.grading.sandbox import ProcessSandbox
+from autograder.grading.pipeline.grader import grader_for
+from autograder.grading.sandbox.sandbox import ProcessSandbox
 
 from ..helpers.course import ASSIGNMENT, full_marks, solved_notebook, write_submission
 from ..helpers.submissions import wrong_submission

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autograder.core.errors import JaxcourseError
-from autograder.grading import notebooks
-from autograder.grading.grader import grader_for
-from autograder.grading.submissions import find_submissions
+from autograder.grading.pipeline.grader import grader_for
+from autograder.grading.submission import notebooks
+from autograder.grading.submission.submissions import find_submissions
 
 from ..helpers.course import ASSIGNMENT, NOTEBOOK, solved_notebook, source_notebook, write_submission
 from ..helpers.fuzz import JSON, damaged

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from autograder.grading.reasons import anonymised, kind_of
+from autograder.grading.reports.reasons import anonymised, kind_of
 
 from ..helpers.course import REPO
 

@@ -11,8 +11,8 @@ from nbgrader.api import Gradebook
 
 from autograder.core import records
 from autograder.core.course import tool_env
-from autograder.grading.recorder import SUBMISSION, Recorder
-from autograder.grading.report import Report
+from autograder.grading.record.recorder import SUBMISSION, Recorder
+from autograder.grading.submission.report import Report
 
 ASSIGNMENT, T0, T1 = "01_collectives", "2026-11-30 12:00:00.000000 UTC", "2026-11-30 13:00:00.000000 UTC"
 

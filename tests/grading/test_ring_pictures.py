@@ -12,10 +12,10 @@ import pytest
 
 from autograder.checks import probe
 from autograder.core.records import TestResult
-from autograder.grading.feedback import to_html
-from autograder.grading.figures import svg
-from autograder.grading.report import Report
-from autograder.grading.self_check import find_task
+from autograder.grading.reports.feedback import to_html
+from autograder.grading.reports.figures import svg
+from autograder.grading.student.self_check import find_task
+from autograder.grading.submission.report import Report
 from autograder.specs.given import pipeline_experts
 from autograder.trusted import explain
 

@@ -8,8 +8,8 @@ import logging
 import pytest
 
 from autograder.engine import images
-from autograder.grading import batch
-from autograder.grading.sandbox import ProcessSandbox
+from autograder.grading.record import batch
+from autograder.grading.sandbox.sandbox import ProcessSandbox
 
 
 @pytest.fixture

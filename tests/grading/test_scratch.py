@@ -7,9 +7,9 @@ from __future__ import annotations
 import logging
 import shutil
 
-from autograder.grading import scratch as module
-from autograder.grading.sandbox import ProcessSandbox
-from autograder.grading.scratch import scratch
+from autograder.grading.sandbox import scratch as module
+from autograder.grading.sandbox.sandbox import ProcessSandbox
+from autograder.grading.sandbox.scratch import scratch
 
 
 class Recording(ProcessSandbox):

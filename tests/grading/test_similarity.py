@@ -12,9 +12,9 @@ import json
 import pytest
 
 from autograder.core.program_shape import likeness
-from autograder.grading import batch
-from autograder.grading.report import Report
-from autograder.grading.similarity import similar_pairs
+from autograder.grading.record import batch
+from autograder.grading.reports.similarity import similar_pairs
+from autograder.grading.submission.report import Report
 
 from ..helpers.course import ASSIGNMENT, solved_notebook, write_submission
 from ..helpers.hub import run_jaxcourse

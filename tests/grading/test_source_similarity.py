@@ -4,7 +4,7 @@ much of the class shares are not."""
 
 from __future__ import annotations
 
-from autograder.grading.source_similarity import MINIMUM, THRESHOLD, alike_cells, marked
+from autograder.grading.reports.source_similarity import MINIMUM, THRESHOLD, alike_cells, marked
 
 from ..helpers.course import ASSIGNMENT, reference_sources
 from ..helpers.rings import ANOTHER_WAY

@@ -18,8 +18,8 @@ import jax.numpy as jnp
 import pytest
 
 from autograder.core.tasks import Task
-from autograder.grading import signature_view
-from autograder.grading.self_check import CheckResult, find_task, judge
+from autograder.grading.reports import signature_view
+from autograder.grading.student.self_check import CheckResult, find_task, judge
 from autograder.specs import get
 from autograder.specs.given import pipeline_experts, transformer_parallel
 

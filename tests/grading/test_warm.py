@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from autograder.grading import docker_sandbox
-from autograder.grading.docker_sandbox import LABEL, DockerSandbox
-from autograder.grading.grader import grader_for
-from autograder.grading.limits import Limits
+from autograder.grading.pipeline.grader import grader_for
+from autograder.grading.sandbox import docker_sandbox
+from autograder.grading.sandbox.docker_sandbox import LABEL, DockerSandbox
+from autograder.grading.sandbox.limits import Limits
 
 from ..helpers.course import ASSIGNMENT, solved_notebook, write_submission
 

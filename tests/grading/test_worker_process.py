@@ -17,11 +17,11 @@ import time
 import pytest
 
 from autograder.core.files import write_atomic
-from autograder.grading import worker_process
-from autograder.grading.grader import grader_for
-from autograder.grading.measured import MeasuredPrograms
-from autograder.grading.references import fingerprint
-from autograder.grading.sandbox import Deadline, ProcessSandbox, kill_group, watch
+from autograder.grading.pipeline import worker_process
+from autograder.grading.pipeline.grader import grader_for
+from autograder.grading.pipeline.measured import MeasuredPrograms
+from autograder.grading.pipeline.references import fingerprint
+from autograder.grading.sandbox.sandbox import Deadline, ProcessSandbox, kill_group, watch
 from autograder.trusted import forkserver
 from autograder.trusted import reference as records
 from autograder.trusted.jobs import ReferenceRun

@@ -77,9 +77,9 @@ def queue(client: Any, deployment: deploy.Deployment, image: str, workers: int) 
 def local_reports(checkout: Course, submitted: Path, students: dict[str, str | None]) -> dict[str | None, Any]:
     """Each kind of notebook in ``students`` ({student: wrong submission or None}) graded once
     by the local grader (docker sandbox, the checkout's limits), as the reports' JSON."""
-    from autograder.grading import limits
-    from autograder.grading.batch import open_sandbox
-    from autograder.grading.grader import grader_for
+    from autograder.grading.pipeline.grader import grader_for
+    from autograder.grading.record.batch import open_sandbox
+    from autograder.grading.sandbox import limits
 
     lim = limits.load(checkout.root, ASSIGNMENT)
     grader = grader_for(

@@ -71,7 +71,7 @@ def checkout_with_records(root: Path, assignment: str) -> Path:
     import shutil
 
     from autograder.core.course import Course
-    from autograder.grading import expected
+    from autograder.grading.pipeline import expected
     from autograder.specs import get
 
     instructor = root / "instructor"

@@ -13,7 +13,7 @@ from typing import Any
 
 import nbformat
 
-from autograder.grading.notebooks import MAX_NOTEBOOK_BYTES
+from autograder.grading.submission.notebooks import MAX_NOTEBOOK_BYTES
 
 
 @dataclass(frozen=True)

@@ -190,7 +190,7 @@ def report_of(student: str, assignment: str, record: Record):
     """A record read back as the ``Report`` grading wrote (its tests' maximum points from the
     spec; the grade id and visibility are not recorded): a class of real reports without grading."""
     from autograder.core.records import TestResult
-    from autograder.grading.report import Report
+    from autograder.grading.submission.report import Report
     from autograder.specs import get
 
     most = {f"{t.name}: {part}": p for t in get(assignment).tasks for part, p in t.points.items()}

@@ -14,8 +14,8 @@ import nbformat
 import pytest
 
 from autograder.core.machines import MACHINES
-from autograder.grading import scale_view
-from autograder.grading.grader import grader_for
+from autograder.grading.pipeline.grader import grader_for
+from autograder.grading.reports import scale_view
 from autograder.specs import get
 from jaxcourse import main
 

@@ -9,7 +9,7 @@ import importlib
 
 import pytest
 
-from autograder.grading.self_check import judge
+from autograder.grading.student.self_check import judge
 from autograder.specs import ASSIGNMENTS, EXERCISES
 
 from ..helpers.course import REPO

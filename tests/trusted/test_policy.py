@@ -8,8 +8,8 @@ import jax
 import pytest
 
 from autograder.core.mesh import MeshSpec, mesh_signature
-from autograder.grading.plan import plan
-from autograder.grading.trusted_worker import evaluation
+from autograder.grading.pipeline.plan import plan
+from autograder.grading.pipeline.trusted_worker import evaluation
 from autograder.harness import shard_map as harness
 from autograder.specs import get
 from autograder.trusted import reference

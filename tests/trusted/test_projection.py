@@ -11,8 +11,8 @@ import pytest
 from autograder.core.course import Course
 from autograder.core.machines import MACHINES
 from autograder.core.protocol import CallResult
-from autograder.grading.plan import projected
-from autograder.grading.trusted_worker import evaluation
+from autograder.grading.pipeline.plan import projected
+from autograder.grading.pipeline.trusted_worker import evaluation
 from autograder.harness import shard_map as harness
 from autograder.harness import sharded_step as sharded_step_harness
 from autograder.specs import get

@@ -15,7 +15,7 @@ import pytest
 
 from autograder.core import quick_compile
 from autograder.core.quick_compile import QUICK_CPU, RUNNER_FLAGS, compiler_options, runner_env, xla_flags
-from autograder.grading.grader import grader_for
+from autograder.grading.pipeline.grader import grader_for
 from autograder.harness import shard_map, sharded_step
 from autograder.mesh import MeshSpec
 from autograder.trusted import measure

@@ -19,7 +19,7 @@ import pytest
 from jax.experimental import multihost_utils
 
 from autograder.core.course import Course
-from autograder.grading.self_check import judge
+from autograder.grading.student.self_check import judge
 from autograder.harness import layouts as training
 from autograder.specs import multiprocess_training as spec
 from autograder.specs.given import multiprocess_training as given
@@ -116,8 +116,8 @@ def test_records_from_the_sandbox_are_refused_unless_well_formed():
 
 @pytest.fixture(scope="module")
 def grader(tmp_path_factory):
-    from autograder.grading.grader import grader_for
-    from autograder.grading.sandbox import ProcessSandbox
+    from autograder.grading.pipeline.grader import grader_for
+    from autograder.grading.sandbox.sandbox import ProcessSandbox
 
     return grader_for(
         ASSIGNMENT,
@@ -161,8 +161,8 @@ def test_reference_scores_full_marks_in_all_three_layouts(grader, tmp_path):
 def test_reference_scores_full_marks_in_the_docker_sandbox(grader, cpu_image, client, tmp_path):
     """Every process of a layout runs in the submission's one container, which has no network:
     the launcher's processes meet over its loopback."""
-    from autograder.grading import limits
-    from autograder.grading.docker_sandbox import DockerSandbox
+    from autograder.grading.sandbox import limits
+    from autograder.grading.sandbox.docker_sandbox import DockerSandbox
 
     in_docker = copy.copy(grader)
     in_docker.sandbox = DockerSandbox(cpu_image, limits.load(REPO, ASSIGNMENT), client)

@@ -14,13 +14,13 @@ import numpy as np
 from autograder.core.course import Course
 from autograder.core.mesh import MeshSpec
 from autograder.core.records import TestResult as Result
-from autograder.grading.feedback import markdown, to_html
-from autograder.grading.grader import DEFAULT_TEST_TIMEOUT, provider_for
-from autograder.grading.plan import plan
-from autograder.grading.references import ensure
-from autograder.grading.report import Report
-from autograder.grading.self_check import find_task, judge
-from autograder.grading.trusted_worker import evaluation
+from autograder.grading.pipeline.grader import DEFAULT_TEST_TIMEOUT, provider_for
+from autograder.grading.pipeline.plan import plan
+from autograder.grading.pipeline.references import ensure
+from autograder.grading.pipeline.trusted_worker import evaluation
+from autograder.grading.reports.feedback import markdown, to_html
+from autograder.grading.student.self_check import find_task, judge
+from autograder.grading.submission.report import Report
 from autograder.specs import get
 from autograder.trusted import reference as records
 from autograder.trusted.judges import JUDGES

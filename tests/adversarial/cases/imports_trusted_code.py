@@ -12,7 +12,7 @@ import autograder
 wanted = ("trusted", "grading", "delivery")
 others = ("classroom", "jaxcourse")  # the class and the command line, beside the core in the image
 found = []
-modules = [*("autograder." + w for w in wanted), "autograder.trusted.verdict", "autograder.grading.grader"]
+modules = [*("autograder." + w for w in wanted), "autograder.trusted.verdict", "autograder.grading.pipeline.grader"]
 for module in [*modules, "classroom.hub", "classroom.queue.jobs", "classroom.cluster_engines", "jaxcourse.app"]:
     try:
         importlib.import_module(module)

@@ -16,8 +16,8 @@ import pytest
 import requests
 
 from autograder.core.records import TestResult as Result  # not Test*: pytest would try to collect it
-from autograder.grading import gradebook
-from autograder.grading.report import Report
+from autograder.grading.record import gradebook
+from autograder.grading.submission.report import Report
 from classroom.classdir import ClassDir
 from classroom.exchange.policy import Policy
 from classroom.exchange.store import Store

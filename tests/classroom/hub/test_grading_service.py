@@ -20,7 +20,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.core.course import Course
-from autograder.grading.batch import grade_class
+from autograder.grading.record.batch import grade_class
 from autograder.specs import get
 from classroom.classdir import ClassDir
 from classroom.hub import roster

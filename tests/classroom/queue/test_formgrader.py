@@ -19,9 +19,9 @@ from traitlets.config import Config
 
 from autograder.core import records
 from autograder.core.course import tool_env
-from autograder.grading.grader import grader_for
-from autograder.grading.report import Report
-from autograder.grading.sandbox import ProcessSandbox
+from autograder.grading.pipeline.grader import grader_for
+from autograder.grading.sandbox.sandbox import ProcessSandbox
+from autograder.grading.submission.report import Report
 from classroom.queue.formgrader import AUTOGRADE_PREPROCESSORS, GradedByTheService
 from classroom.queue.inbox import Inbox
 

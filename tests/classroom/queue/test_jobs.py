@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.grading.notebooks import MAX_NOTEBOOK_BYTES
-from autograder.grading.report import Report
+from autograder.grading.submission.notebooks import MAX_NOTEBOOK_BYTES
+from autograder.grading.submission.report import Report
 from classroom import environment
 from classroom.queue import jobs
 
