@@ -9,7 +9,7 @@ from pathlib import Path
 from autograder import specs
 from autograder.core.course import Course
 from autograder.core.files import write_atomic
-from autograder.grading.record.batch import results_dir
+from autograder.grading.record.recorder import results_dir
 from classroom.classdir import ClassDir
 from classroom.hub.class_page import class_view
 

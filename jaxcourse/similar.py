@@ -13,7 +13,7 @@ from autograder import specs
 from autograder.core.course import Course
 from autograder.core.files import write_atomic
 from autograder.core.tasks import Assignment
-from autograder.grading.record.batch import results_dir
+from autograder.grading.record.recorder import results_dir
 from autograder.grading.reports import similarity, source_similarity
 from autograder.grading.reports.class_report import read_reports
 from classroom.classdir import ClassDir

@@ -13,7 +13,6 @@ last, and the dispatcher takes the first outcome for a job's id.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -26,9 +25,8 @@ from autograder.core import logs
 from autograder.core.course import Course
 from autograder.core.errors import JaxcourseError
 from autograder.grading.pipeline.grader import Grader, grader_for
-from autograder.grading.record.batch import results_dir
-from autograder.grading.record.recorder import Recorder
-from autograder.grading.reports import feedback, leaderboard
+from autograder.grading.record.recorder import Recorder, recorder_for
+from autograder.grading.reports import feedback
 from autograder.grading.submission import notebooks
 from autograder.grading.submission.report import Report
 from autograder.specs import UnknownAssignment
@@ -47,7 +45,6 @@ from . import roster
 log = logging.getLogger(__name__)
 
 POLL = 0.5  # seconds between looks at the store and the results
-JOURNAL = "recorded.jsonl"  # under graded/: what was recorded, when, once per submission
 
 
 @dataclass
@@ -163,28 +160,30 @@ class GradingService:
 
     def refuse(self, submission: Submission, reason: str) -> None:
         """A submission that cannot be graded at all: the student is told why, in the feedback,
-        and its outcome is recorded, so it is never tried again; no gradebook has a place for it."""
+        and its outcome is recorded, so it is never tried again; no gradebook has a place for it.
+        Its page is filed under the assignment's name: no notebook of it is known."""
+        recorder = self._recorder(submission, submission.assignment)
         report = Report(submission.student, submission.assignment, "invalid", reason, [])
-        self.store.write_feedback(submission, {submission.assignment: feedback.to_html(report)})
-        self._mark(submission, report, latest=False)
+        recorder.refuse(report, self._delivery(submission, recorder))
+        self._mark(recorder, submission, report, latest=False)
 
     def record(self, submission: Submission, report: Report) -> None:
         """Through the one recorder (results, the gradebook for the latest submission only, the
         feedback in the exchange as the rules allow), then the marker that says it is done."""
-        recorder = Recorder(
-            self.course.nbgrader_root,
-            results_dir(self.course, submission.assignment),
-            Path(self.grader(submission.assignment).assignment.notebook).stem,
-            policy.load(self.course.root, submission.assignment).feedback,
-            leaderboard.load(self.course.root, submission.assignment),  # her rank as she is graded
-        )
+        notebook = Path(self.grader(submission.assignment).assignment.notebook).stem
+        recorder = self._recorder(submission, notebook)
+        latest = recorder.record(report, submission.timestamp, self._delivery(submission, recorder))
+        self._mark(recorder, submission, report, latest)
 
-        def deliver(page: Report) -> None:
-            self.store.write_feedback(submission, {recorder.notebook: feedback.to_html(page)})
+    def _recorder(self, submission: Submission, notebook: str) -> Recorder:
+        rule = policy.load(self.course.root, submission.assignment).feedback
+        return recorder_for(self.course, submission.assignment, notebook, "on submit", rule)
 
-        self._mark(submission, report, recorder.record(report, submission.timestamp, deliver))
+    def _delivery(self, submission: Submission, recorder: Recorder) -> Callable[[Report], None]:
+        """The student's page into the exchange, under her submission."""
+        return lambda page: self.store.write_feedback(submission, {recorder.notebook: feedback.to_html(page)})
 
-    def _mark(self, submission: Submission, report: Report, latest: bool) -> None:
+    def _mark(self, recorder: Recorder, submission: Submission, report: Report, latest: bool) -> None:
         """The store's outcome marker (written last: this submission is done) and the journal."""
         outcome = {
             "submission": submission.key,
@@ -194,8 +193,7 @@ class GradingService:
             "latest": latest,
         }
         self.store.record_outcome(submission, outcome)
-        with open(self.course.nbgrader_root / "graded" / JOURNAL, "a") as journal:  # one line per recording
-            journal.write(json.dumps(outcome, sort_keys=True) + "\n")
+        recorder.journal(outcome)
         log.info(f"recorded {submission.key}: {report.status} {report.score:g}/{report.max_score:g}")
 
     def run(self, stop: Callable[[], bool] = lambda: False) -> None:

@@ -19,7 +19,7 @@ from tornado import web
 
 from autograder.core.course import Course
 from autograder.core.errors import JaxcourseError
-from autograder.grading.record.batch import results_dir
+from autograder.grading.record.recorder import results_dir
 from classroom import environment
 from classroom.classdir import ClassDir
 

@@ -4,11 +4,13 @@ nbgrader's autograde executes a submitted notebook in the process that asks (the
 server, with the class directory open) and scores each grade cell by its output. In a class, its
 ``Execute`` step is replaced by this one (``docker/jupyter/nbgrader_config.py``): the notebook is
 asked of the class's grading service (``inbox.py``), graded by the workers in their sandboxes as
-on submit, recorded as every grade is (``grading/record/recorder.py``: results.json, the gradebook), and
-each grade cell is given its points as the one output nbgrader reads (a number: nbgrader's
-partial credit), which nbgrader's own SaveAutoGrades writes again, the same. A grade cell starts with an error output, so a cell the report does
-not score, or a report that failed, keeps none of its points: nothing here can award a point
-that the grader did not.
+on submit, recorded as every grade is (``grading/record/recorder.py``: results.json, the gradebook's
+row, once, and only for the latest submission), and each grade cell is given its points as the one
+output nbgrader reads (a number: nbgrader's partial credit), for the notebook formgrader shows. A
+grade cell starts with an error output, so a cell the report does not score, or a report that
+failed, keeps none of its points: nothing here can award a point that the grader did not.
+nbgrader's SaveAutoGrades would write the gradebook's scores a second time, past the recorder's
+rules: ``SaveComments`` keeps only its comments (an untouched answer's "No response.").
 """
 
 from __future__ import annotations
@@ -19,13 +21,12 @@ from typing import Any
 
 import nbformat
 from nbconvert.preprocessors import Preprocessor
+from nbgrader.preprocessors import SaveAutoGrades
 from traitlets import Bool
 
 from autograder.core.course import Course
 from autograder.grading.pipeline.grader import grader_for
-from autograder.grading.record.batch import results_dir
-from autograder.grading.record.recorder import Recorder
-from autograder.grading.reports import leaderboard
+from autograder.grading.record.recorder import recorder_for
 from autograder.grading.submission.report import Report
 from autograder.grading.submission.submissions import timestamp as submitted_at
 from classroom import environment
@@ -72,20 +73,25 @@ class GradedByTheService(Preprocessor):
         if (report.student, report.assignment) == (student, assignment):  # else it graded nothing of hers
             timestamp = submitted_at(course.nbgrader_root / "submitted" / student / assignment / "timestamp.txt")
             notebook = Path(grader.assignment.notebook).stem
-            board = leaderboard.load(course.root, assignment)
-            Recorder(course.nbgrader_root, results_dir(course, assignment), notebook, board=board).record(
-                report, timestamp
-            )
+            recorder_for(course, assignment, notebook, "formgrader").record(report, timestamp)
         return report
 
 
-# nbgrader's autograde steps, with its Execute replaced (docker/jupyter/nbgrader_config.py sets them).
+class SaveComments(SaveAutoGrades):  # type: ignore[misc]  # nbgrader is untyped
+    """nbgrader's SaveAutoGrades without its scores: the recorder wrote them, once."""
+
+    def _add_score(self, cell: Any, resources: Any) -> None:
+        pass
+
+
+# nbgrader's autograde steps, with its Execute replaced and its scores written by the recorder
+# alone (docker/jupyter/nbgrader_config.py sets them).
 AUTOGRADE_PREPROCESSORS = [
     f"{__name__}.GradedByTheService",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
-    "nbgrader.preprocessors.SaveAutoGrades",
+    f"{__name__}.SaveComments",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]

@@ -28,8 +28,7 @@ from ..sandbox.docker_sandbox import DockerSandbox
 from ..sandbox.sandbox import ProcessSandbox, Sandbox
 from ..submission.report import Report
 from ..submission.submissions import Submission, find_submissions
-from . import gradebook
-from .recorder import Recorder
+from .recorder import recorder_for
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +132,6 @@ def grade_class(
     """
     start = time.monotonic()
     submissions = submissions or course.nbgrader_root / "submitted"
-    out = results_dir(course, assignment, out)
     if not submissions.is_dir():
         raise FileNotFoundError(f"no submissions directory at {submissions}")
     lim = limits.load(course.root, assignment)
@@ -145,14 +143,14 @@ def grade_class(
         box, (grade_many, how) = None, queue  # the grader here only fingerprints
     grader = grader_for(assignment, course, sandbox=box)
     todo = find_submissions(submissions, assignment, grader.assignment.notebook)
-    out.mkdir(parents=True, exist_ok=True)
-    recorder = Recorder(course.nbgrader_root, out, Path(grader.assignment.notebook).stem)
+    recorder = recorder_for(course, assignment, Path(grader.assignment.notebook).stem, "class run", out=out)
+    recorder.out.mkdir(parents=True, exist_ok=True)
     run = ClassRun(how=how)
     fresh = []
     closed = contextlib.closing(box) if box is not None else contextlib.nullcontext()
     with _bar(len(todo), progress) as bar, closed:
         for submission in todo:
-            previous = None if force else _unchanged(grader, submission, out)
+            previous = None if force else _unchanged(grader, submission, recorder.out)
             if previous is None:
                 fresh.append(submission)
                 continue
@@ -165,16 +163,9 @@ def grade_class(
                 recorder.record(report, submission.timestamp)
             run.reports.append(report)
             bar.update(1)
-    recorder.rank_all(assignment, leaderboard.load(course.root, assignment))  # the class graded, in any order
-    gradebook.write_csv(out / "grades.csv", run.reports)
+    recorder.finish(assignment, run.reports, leaderboard.load(course.root, assignment))  # graded, in any order
     run.seconds = time.monotonic() - start
     return run
-
-
-def results_dir(course: Course, assignment: str, out: Path | None = None) -> Path:
-    """Where a class's results of ``assignment`` go (``out``, else the course's graded/ folder):
-    ``jaxcourse grade`` writes them there, ``jaxcourse report`` reads them."""
-    return out or course.nbgrader_root / "graded" / assignment
 
 
 def _unchanged(grader: Grader, submission: Submission, out: Path) -> Report | None:

@@ -54,6 +54,8 @@ def record(db_url: str, notebook: str, report: Report, timestamp: str | None) ->
             except MissingEntry:
                 continue  # a cell the released notebook no longer grades
             grade.auto_score = score
+            # as nbgrader's own SaveAutoGrades marks it: a grader's manual score overrides, so review it
+            grade.needs_manual_grade = grade.manual_score is not None
         gb.db.commit()
 
 

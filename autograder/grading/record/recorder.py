@@ -14,26 +14,37 @@ report through ``Recorder.record``, which owns every file a grade is written to 
 
 ``results.json`` is the truth: the feedback pages, the gradebook's row and ``grades.csv`` are made
 from it (docs/grading.md). Where the student reads her feedback is the caller's: a class passes
-the exchange's delivery; ``jaxcourse grade`` delivers nothing until feedback is released.
+the exchange's delivery; ``jaxcourse grade`` delivers nothing until feedback is released. Nothing
+else writes these files, a refusal's page or the class's journal
+(``tests/grading/test_one_writer.py``); ``recorder_for`` builds the recorder of each way of grading.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, Literal
 
+from ...core.course import Course
 from ...core.files import write_atomic
 from ...core.records import Standing, TestResult
 from ..reports import feedback
 from ..reports.class_report import NoResults, read_report, read_reports
 from ..reports.leaderboard import BoardRules, leaderboard
+from ..reports.leaderboard import load as board_rules
 from ..submission.report import Report
 from . import gradebook
 
 FEEDBACK_RULES = ("all", "visible", "none")
 SUBMISSION = "submission.txt"  # beside results.json: the time of the submission it grades
+GRADES_CSV = "grades.csv"  # in the results folder: one row per student, for a spreadsheet or an LMS
+JOURNAL = "recorded.jsonl"  # under graded/: what a class's grading on submit recorded, once per submission
+# ``jaxcourse grade`` ranks the class once it is all graded; on submit and in formgrader, each
+# submission is ranked as it is recorded.
+Way = Literal["class run", "on submit", "formgrader"]
 
 # Where the student reads her feedback now (a class's exchange), given what she may read.
 Deliver = Callable[[Report], None]
@@ -72,6 +83,26 @@ class Recorder:
             deliver(page)
         return latest
 
+    def refuse(self, report: Report, deliver: Deliver) -> None:
+        """A submission no grader can read (an assignment the course does not know): its student
+        reads why, and nothing is kept: no results folder or gradebook has a place for it."""
+        page = shown(report, self.rule)
+        if page is not None:
+            deliver(page)
+
+    def journal(self, outcome: dict[str, Any]) -> None:
+        """One line of the class's journal: what was recorded on submit (refusals too), in order."""
+        path = self.nbgrader_root / "graded" / JOURNAL
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a") as journal:
+            journal.write(json.dumps(outcome, sort_keys=True) + "\n")
+
+    def finish(self, assignment: str, reports: list[Report], rules: BoardRules) -> None:
+        """A class graded at once: each kept correct submission ranked among all of them, then
+        ``grades.csv`` of every report."""
+        self.rank_all(assignment, rules)
+        gradebook.write_csv(self.out / GRADES_CSV, reports)
+
     def rank_all(self, assignment: str, rules: BoardRules) -> None:
         """Every kept correct submission's feedback pages, with its place among all of them."""
         kept = self._kept(assignment)
@@ -98,6 +129,23 @@ class Recorder:
         notebook graded where it lies, is the latest by definition)."""
         stamp = self.out / student / SUBMISSION
         return timestamp is None or not stamp.is_file() or stamp.read_text().strip() <= timestamp
+
+
+def recorder_for(
+    course: Course, assignment: str, notebook: str, way: Way, rule: str = "all", out: Path | None = None
+) -> Recorder:
+    """The recorder of ``assignment`` for one way of grading, from the course's configuration:
+    its results folder (``out``, else ``results_dir``), its gradebook, the feedback ``rule`` the
+    class set (``jaxcourse grade`` delivers none, so shows all), and its leaderboard's rules where
+    a submission is ranked as it is recorded."""
+    board = None if way == "class run" else board_rules(course.root, assignment)
+    return Recorder(course.nbgrader_root, results_dir(course, assignment, out), notebook, rule, board)
+
+
+def results_dir(course: Course, assignment: str, out: Path | None = None) -> Path:
+    """Where a class's results of ``assignment`` go (``out``, else the course's graded/ folder):
+    ``jaxcourse grade`` writes them there, ``jaxcourse report`` reads them."""
+    return out or course.nbgrader_root / "graded" / assignment
 
 
 def shown(report: Report, rule: str) -> Report | None:

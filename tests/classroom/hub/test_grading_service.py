@@ -21,10 +21,11 @@ from nbgrader.api import Gradebook
 
 from autograder.core.course import Course
 from autograder.grading.record.batch import grade_class
+from autograder.grading.record.recorder import JOURNAL
 from autograder.specs import get
 from classroom.classdir import ClassDir
 from classroom.hub import roster
-from classroom.hub.grading_service import JOURNAL, GradingService
+from classroom.hub.grading_service import GradingService
 from classroom.queue.class_run import through_service
 from classroom.queue.grading_worker import Worker
 from classroom.queue.identity import expected_image

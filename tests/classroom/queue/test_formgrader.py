@@ -6,6 +6,7 @@ one does (the real one grades through the queue in tests/classroom/hub)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import threading
@@ -133,3 +134,22 @@ def test_formgraders_autograde_gives_the_graders_points(course, tmp_path, monkey
         assert gb.find_submission(ASSIGNMENT, "bob").score == expected < total(ASSIGNMENT)
     kept = Report.from_json(json.loads((root / "graded" / ASSIGNMENT / "bob" / "results.json").read_text()))
     assert kept.score == expected  # recorded as every grade is: results.json is the truth
+
+    # The gradebook's row is the recorder's alone, under its rules: once a later submission of
+    # bob's is kept, grading this one again (full marks, say) changes nothing, though every grade
+    # cell now holds its full points, which nbgrader's SaveAutoGrades would have written.
+    (root / "submitted" / "bob" / ASSIGNMENT / "timestamp.txt").write_text("2026-11-29 10:00:00.000000 UTC\n")
+    (root / "graded" / ASSIGNMENT / "bob" / "submission.txt").write_text("2026-11-29 11:00:00.000000 UTC\n")
+    stop = _answering(root, lambda job: Report(job["student"], job["assignment"], "graded", "", kept_full(kept)))
+    try:
+        again = NbGraderAPI(CourseDirectory(config=config), config=config).autograde(ASSIGNMENT, "bob")
+    finally:
+        stop.set()
+    assert again["success"], again.get("error", "")[-3000:]
+    with Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
+        assert gb.find_submission(ASSIGNMENT, "bob").score == expected
+
+
+def kept_full(report):
+    """``report``'s tests, each at its full points."""
+    return [dataclasses.replace(t, score=t.max_score, status="passed", message="") for t in report.tests]
