@@ -19,8 +19,8 @@ LECTURES = sorted((REPO / "course").glob("*.ipynb"))
 EXERCISE_TASKS = [(a, t) for a in EXERCISES.values() for t in a.tasks]
 
 
-def test_there_are_ten_lectures_each_with_exercises():
-    assert len(LECTURES) == 10
+def test_there_are_eleven_lectures_each_with_exercises():
+    assert len(LECTURES) == 11
     assert {a.notebook for a in EXERCISES.values()} == {p.name for p in LECTURES}
 
 
