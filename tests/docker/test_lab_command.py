@@ -24,6 +24,7 @@ from ..helpers.local_lab import JAXCOURSE, read_until_url, start, stop
 from ..helpers.net import free_port
 
 
+@pytest.mark.docker
 def test_lab_in_docker_serves_and_stops_on_ctrl_c(client, cpu_image, tmp_path):
     port, work = free_port(), tmp_path / "work"
     proc = start(["lab", "--port", str(port), "--work", str(work)])
