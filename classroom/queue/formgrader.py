@@ -9,8 +9,8 @@ row, once, and only for the latest submission), and each grade cell is given its
 output nbgrader reads (a number: nbgrader's partial credit), for the notebook formgrader shows. A
 grade cell starts with an error output, so a cell the report does not score, or a report that
 failed, keeps none of its points: nothing here can award a point that the grader did not.
-nbgrader's SaveAutoGrades would write the gradebook's scores a second time, past the recorder's
-rules: ``SaveComments`` keeps only its comments (an untouched answer's "No response.").
+nbgrader's SaveAutoGrades is left out of the steps: it would write the gradebook a second time,
+past the recorder's rules (and its auto comments, an untouched answer's "No response.", with it).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from typing import Any
 
 import nbformat
 from nbconvert.preprocessors import Preprocessor
-from nbgrader.preprocessors import SaveAutoGrades
 from traitlets import Bool
 
 from autograder.core.course import Course
@@ -77,21 +76,13 @@ class GradedByTheService(Preprocessor):
         return report
 
 
-class SaveComments(SaveAutoGrades):  # type: ignore[misc]  # nbgrader is untyped
-    """nbgrader's SaveAutoGrades without its scores: the recorder wrote them, once."""
-
-    def _add_score(self, cell: Any, resources: Any) -> None:
-        pass
-
-
-# nbgrader's autograde steps, with its Execute replaced and its scores written by the recorder
-# alone (docker/jupyter/nbgrader_config.py sets them).
+# nbgrader's autograde steps, with its Execute replaced and without its SaveAutoGrades: the
+# recorder alone writes the gradebook (docker/jupyter/nbgrader_config.py sets them).
 AUTOGRADE_PREPROCESSORS = [
     f"{__name__}.GradedByTheService",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
-    f"{__name__}.SaveComments",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]

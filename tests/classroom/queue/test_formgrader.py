@@ -7,6 +7,7 @@ one does (the real one grades through the queue in tests/classroom/hub)."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import shutil
 import threading
@@ -91,6 +92,19 @@ def test_each_grade_cell_gets_the_graders_points_and_no_more(autograde):
     others = {k: v for k, v in scores.items() if k not in (first["grade_id"], second["grade_id"])}
     assert others and set(others.values()) == {0}  # not scored by the report: nothing
     assert all(not c.outputs for c in nb.cells if c.cell_type == "code" and not is_grade(c))  # nothing ran
+
+
+def test_no_autograde_step_but_the_recorder_writes_the_gradebook():
+    """nbgrader's SaveAutoGrades (or a step built on it) would write every score again from the
+    grade cells, past the recorder's latest-submission rule."""
+    from nbgrader.preprocessors import SaveAutoGrades
+
+    steps = [
+        getattr(importlib.import_module(path.rpartition(".")[0]), path.rpartition(".")[2])
+        for path in AUTOGRADE_PREPROCESSORS
+    ]
+    assert GradedByTheService in steps
+    assert [s.__name__ for s in steps if issubclass(s, SaveAutoGrades)] == []
 
 
 def test_a_report_that_failed_keeps_every_grade_cell_at_zero(autograde):
