@@ -11,7 +11,7 @@ from autograder.core import environment, logs
 from autograder.core.course import Course
 from autograder.grading.record import batch
 from classroom.classdir import ClassDir
-from classroom.queue.class_run import on_queue, through_service
+from classroom.grading.class_run import on_queue, through_service
 
 from .args import Subparsers, broker_url, class_option, default, positive
 

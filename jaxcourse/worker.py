@@ -10,9 +10,9 @@ from autograder.core.course import Course
 from autograder.grading.record import batch
 from autograder.grading.sandbox import limits
 from classroom import environment
-from classroom.queue import grading_worker
+from classroom.grading import worker as grading_worker
+from classroom.grading.class_run import job_seconds
 from classroom.queue.app import BrokerError
-from classroom.queue.class_run import job_seconds
 from classroom.queue.jobs import outcome_key
 
 from .args import Subparsers, broker_url, positive

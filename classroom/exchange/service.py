@@ -8,7 +8,7 @@ for that token is the only student a request can read or write. No route takes a
 
 Limits per student and assignment (count, size, due date) come from ``jaxcourse.toml``'s
 ``[class]`` tables; a refusal says which limit and what it is. Run by the hub as a managed
-service: ``python -m classroom.exchange.service``.
+service: ``jaxcourse-exchange``.
 """
 
 from __future__ import annotations
@@ -275,7 +275,3 @@ def main() -> None:
         await asyncio.Event().wait()
 
     asyncio.run(serve())
-
-
-if __name__ == "__main__":
-    main()

@@ -24,7 +24,8 @@ from jupyterhub.handlers.login import LoginHandler
 from tornado import web
 from traitlets import Float, Integer, Unicode
 
-from .roster import hash_password, load_hashes, verify
+from classroom.roster import hash_password, load_hashes, verify
+
 from .throttle import Throttle
 
 TARPIT = 1.0  # seconds a throttled client's answer is held

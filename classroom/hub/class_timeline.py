@@ -13,10 +13,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from classroom import roster
 from classroom.exchange.policy import Policy
 from classroom.exchange.store import STAMP, Store
-
-from . import roster
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,10 @@ from autograder.core.config import CONFIG
 from autograder.core.course import Course
 from autograder.core.errors import JaxcourseError
 from autograder.engine import health, images
-from classroom import environment
+from classroom import environment, roster, services
 from classroom.classdir import ClassDir
 
-from . import networks, roster
+from . import networks
 from .images import HUB_IMAGE, REDIS_IMAGE, build_hub, build_redis
 from .settings import HubSettings
 from .settings import load as load_settings
@@ -318,7 +318,7 @@ def _python_service(deployment: Deployment, image: str, network: str, argv: list
 
 
 def grading_options(deployment: Deployment, image: str, network: str) -> dict[str, Any]:
-    options = _python_service(deployment, image, network, ["python", "-m", "classroom.hub.grading_service"])
+    options = _python_service(deployment, image, network, [services.GRADING])
     root = str(deployment.classdir.root)
     options["volumes"][root] = {"bind": root, "mode": "rw"}
     return options

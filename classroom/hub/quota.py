@@ -7,7 +7,7 @@ stops the server of one over its quota, with a note in the folder saying why; th
 start that server again until the folder is back under it (``over`` in ``prepare_server``). One
 student may go over by what a server writes between two looks, once.
 
-    python -m classroom.hub.quota   (a service the hub starts; docker/hub/jupyterhub_config.py)
+    jaxcourse-quota   (a service the hub starts; docker/hub/jupyterhub_config.py)
 """
 
 from __future__ import annotations
@@ -97,7 +97,3 @@ def main() -> None:  # run by the hub as a service; tests/classroom/hub tries it
         except OSError as err:  # the hub restarting: look again next time
             log.warning(f"jaxcourse quota: {err}")
         time.sleep(every)
-
-
-if __name__ == "__main__":
-    main()

@@ -24,7 +24,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from classroom import environment, swarm
+from classroom import environment, services, swarm
 
 from . import deploy, swarm_secrets
 from .class_tls import ServerTLS, issue
@@ -202,7 +202,7 @@ def recorder_service(client: DockerClient, deployment: deploy.Deployment, image:
         client.images.get(image).id,
         network,
         1,
-        command=["tini", "-g", "--", "sh", "-c", _with_secrets("python -m classroom.hub.grading_service")],
+        command=["tini", "-g", "--", "sh", "-c", _with_secrets(services.GRADING)],
         env=["HOME=/tmp", f"{environment.ROOT}={checkout}", f"{environment.CLASS_DIR}={root}", "PYTHONUNBUFFERED=1"],
         mounts=[
             Mount(checkout, checkout, type="bind", read_only=True),

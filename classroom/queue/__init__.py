@@ -1,7 +1,8 @@
-"""Grading on a queue: Celery on Redis, workers on any number of Docker hosts, one recorder.
+"""The grading queue, transport only: Celery on Redis, workers on any number of Docker hosts.
 
-``jobs`` is what travels (plain JSON, size-capped, validated on arrival), ``app`` the Celery
-configuration (JSON only, late acknowledgement, one job at a time per slot), ``worker`` what a
-worker does with a job (the same ``Grader`` as ``jaxcourse grade``), ``dispatch`` the recorder's
-side: enqueue, collect results as they arrive, send again what a dead host never finished.
+``jobs`` is what travels (plain JSON, size-capped, validated and signed), ``app`` the Celery
+configuration (JSON only, late acknowledgement, one job at a time per slot), ``dispatch`` the
+sender's side (enqueue, collect results as they arrive, send again what a dead host never
+finished), ``inbox`` the class directory's requests to the grading service, ``liveness`` how a
+worker says it is alive. Nothing here grades or records: that is ``classroom.grading``'s.
 """

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import docker
 
-from classroom import environment
+from classroom import environment, services
 from classroom.hub import homes, networks, quota, server_tls, swarm_tasks
 
 c = get_config()  # noqa: F821 (JupyterHub provides it)
@@ -301,14 +301,20 @@ def release_server(spawner):
 
 c.Spawner.post_stop_hook = release_server
 
+
 # ---- services -------------------------------------------------------------------------------------
+def _script(name):
+    """A service's entry point, installed beside this Python (classroom/services.py)."""
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
 c.JupyterHub.services = [
     {
         # Reached by the proxy on 127.0.0.1 and by students' servers on the class network: at the
         # same port on one host; on a swarm, by TLS at a port of their own (the service's listeners).
         "name": "exchange",
         "url": f"http://127.0.0.1:{EXCHANGE_PORT}",
-        "command": [sys.executable, "-m", "classroom.exchange.service"],
+        "command": [_script(services.EXCHANGE)],
         "environment": {
             environment.CLASS_DIR: str(CLASS_DIR),
             environment.CONFIG_DIR: "/etc/jaxcourse",
@@ -323,7 +329,7 @@ c.JupyterHub.services = [
     {
         # Each user's work folder held to [hub] work_quota (classroom/hub/quota.py).
         "name": "quota",
-        "command": [sys.executable, "-m", "classroom.hub.quota"],
+        "command": [_script(services.QUOTA)],
         "environment": {
             environment.CLASS_DIR: str(CLASS_DIR),
             environment.WORK_QUOTA: WORK_QUOTA,

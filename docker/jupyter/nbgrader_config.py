@@ -30,7 +30,7 @@ if os.environ.get(environment.INSTRUCTOR) and os.environ.get(environment.CLASS):
     # names it relative to the course root).
     c.CourseDirectory.db_url = f"sqlite:///{os.environ[environment.CLASS]}/gradebook.db"
     # formgrader's Autograde runs no student code in this server: nbgrader's Execute step is the
-    # class's grading service, whose workers grade in their sandboxes (classroom/queue/formgrader.py).
-    from classroom.queue.formgrader import AUTOGRADE_PREPROCESSORS
+    # class's grading service, whose workers grade in their sandboxes (classroom/grading/formgrader.py).
+    from classroom.grading.formgrader import AUTOGRADE_PREPROCESSORS
 
     c.Autograde.autograde_preprocessors = AUTOGRADE_PREPROCESSORS

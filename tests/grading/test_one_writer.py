@@ -25,7 +25,7 @@ DEFINED = {"autograder/grading/record/gradebook.py", "autograder/grading/reports
 # A page put where the student reads it (the exchange's ``write_feedback``) only as the recorder
 # hands it over (the delivery it is given), or as released after grading (pages it wrote).
 DELIVERIES = {
-    ("classroom/hub/grading_service.py", "_delivery"),
+    ("classroom/grading/service.py", "_delivery"),
     ("classroom/feedback_release.py", "to_exchange"),
     ("classroom/exchange/store.py", "write_feedback"),  # its definition
 }

@@ -18,10 +18,11 @@ import requests
 from autograder.core.records import TestResult as Result  # not Test*: pytest would try to collect it
 from autograder.grading.record import gradebook
 from autograder.grading.submission.report import Report
+from classroom import roster
 from classroom.classdir import ClassDir
 from classroom.exchange.policy import Policy
 from classroom.exchange.store import Store
-from classroom.hub import class_timeline_html, roster
+from classroom.hub import class_timeline_html
 from classroom.hub.class_timeline import timeline
 
 from ...helpers.classroom import wait_for

@@ -12,7 +12,8 @@ import types
 import pytest
 from tornado import web
 
-from classroom.hub import authenticator, roster
+from classroom import roster
+from classroom.hub import authenticator
 from classroom.hub.throttle import MAX_WAIT, Throttle
 
 

@@ -20,8 +20,8 @@ import pytest
 
 from autograder.core.course import Course
 from classroom import environment
+from classroom.grading.class_run import job_seconds
 from classroom.queue.app import QUEUE, TASK, make_app
-from classroom.queue.class_run import job_seconds
 from classroom.queue.dispatch import ATTEMPTS, Dispatcher, Failed
 from classroom.queue.jobs import make_job
 

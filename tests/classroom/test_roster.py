@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from classroom.hub import roster
+from classroom import roster
 
 
 def _write(tmp_path, text):

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from autograder.grading.pipeline.grader import Grader
 from autograder.grading.sandbox.package import code_text
-
-from .jobs import Grading
+from classroom.queue.jobs import Grading
 
 LOCK = Path("requirements") / "cpu.lock"  # what the sandbox image is built from (engine/images.py)
 IMAGE_LABEL = "org.jaxcourse.lock-sha256"

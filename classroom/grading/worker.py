@@ -27,11 +27,11 @@ from autograder.grading.pipeline.grader import Grader, grader_for
 from autograder.grading.record.batch import open_sandbox
 from autograder.grading.sandbox import limits
 from autograder.grading.submission.report import Report
+from classroom.queue import liveness
+from classroom.queue.app import TASK, make_app, shown
+from classroom.queue.jobs import VERSION, Grading, Job, JobError, Outcome, check_job, signed
 
-from . import liveness
-from .app import TASK, make_app, shown
 from .identity import differences, grading_of, image_of
-from .jobs import VERSION, Grading, Job, JobError, Outcome, check_job, signed
 
 log = logging.getLogger(__name__)
 

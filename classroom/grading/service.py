@@ -8,7 +8,7 @@ assignment's rules allow, the gradebook in one transaction, then the store's out
 A job sent twice (a dead worker, a restarted broker) is recorded once: the marker is written
 last, and the dispatcher takes the first outcome for a job's id.
 
-    python -m classroom.hub.grading_service   (started by `jaxcourse hub up`, in its own container)
+    jaxcourse-grading-service   (started by `jaxcourse hub up`, in its own container)
 """
 
 from __future__ import annotations
@@ -30,17 +30,15 @@ from autograder.grading.reports import feedback
 from autograder.grading.submission import notebooks
 from autograder.grading.submission.report import Report
 from autograder.specs import UnknownAssignment
-from classroom import environment
+from classroom import environment, roster
 from classroom.exchange import policy
 from classroom.exchange.store import Store, Submission
+from classroom.grading.class_run import job_seconds, report_for
+from classroom.grading.identity import expected_image, grading_of
 from classroom.queue.app import make_app, visibility_timeout
-from classroom.queue.class_run import job_seconds, report_for
 from classroom.queue.dispatch import Dispatcher, Failed
-from classroom.queue.identity import expected_image, grading_of
 from classroom.queue.inbox import Inbox
 from classroom.queue.jobs import Job, Outcome, make_job, outcome_key
-
-from . import roster
 
 log = logging.getLogger(__name__)
 
@@ -216,7 +214,3 @@ def main() -> None:
     service = GradingService(course, Store(class_dir / "exchange"), dispatcher)
     log.info(f"jaxcourse grading service: watching {service.store.root}")
     service.run()
-
-
-if __name__ == "__main__":
-    main()

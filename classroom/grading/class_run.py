@@ -19,12 +19,12 @@ from autograder.grading.sandbox import limits
 from autograder.grading.submission import notebooks
 from autograder.grading.submission.report import Report
 from autograder.grading.submission.submissions import Submission
+from classroom.queue.app import make_app, shown, visibility_timeout
+from classroom.queue.dispatch import Dispatcher, Failed
+from classroom.queue.inbox import Inbox
+from classroom.queue.jobs import Job, Outcome, make_job, outcome_key, report_of
 
-from .app import make_app, shown, visibility_timeout
-from .dispatch import Dispatcher, Failed
 from .identity import expected_image, grading_of
-from .inbox import Inbox
-from .jobs import Job, Outcome, make_job, outcome_key, report_of
 
 log = logging.getLogger(__name__)
 

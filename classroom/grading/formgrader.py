@@ -29,11 +29,11 @@ from autograder.grading.record.recorder import recorder_for
 from autograder.grading.submission.report import Report
 from autograder.grading.submission.submissions import timestamp as submitted_at
 from classroom import environment
+from classroom.queue.inbox import Inbox
+from classroom.queue.jobs import make_job
 
 from .class_run import job_seconds
 from .identity import expected_image, grading_of
-from .inbox import Inbox
-from .jobs import make_job
 
 
 class GradedByTheService(Preprocessor):

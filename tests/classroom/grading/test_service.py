@@ -23,12 +23,12 @@ from autograder.core.course import Course
 from autograder.grading.record.batch import grade_class
 from autograder.grading.record.recorder import JOURNAL
 from autograder.specs import get
+from classroom import roster
 from classroom.classdir import ClassDir
-from classroom.hub import roster
-from classroom.hub.grading_service import GradingService
-from classroom.queue.class_run import through_service
-from classroom.queue.grading_worker import Worker
-from classroom.queue.identity import expected_image
+from classroom.grading.class_run import through_service
+from classroom.grading.identity import expected_image
+from classroom.grading.service import GradingService
+from classroom.grading.worker import Worker
 from classroom.queue.inbox import Inbox
 
 from ...helpers.course import ASSIGNMENT, NOTEBOOK, REPO, solved_notebook, total, write_submission

@@ -24,7 +24,7 @@ from autograder.core.course import tool_env
 from autograder.grading.pipeline.grader import grader_for
 from autograder.grading.sandbox.sandbox import ProcessSandbox
 from autograder.grading.submission.report import Report
-from classroom.queue.formgrader import AUTOGRADE_PREPROCESSORS, GradedByTheService
+from classroom.grading.formgrader import AUTOGRADE_PREPROCESSORS, GradedByTheService
 from classroom.queue.inbox import Inbox
 
 from ...helpers.course import ASSIGNMENT, full_marks, solved_notebook, source_notebook, total, write_submission
