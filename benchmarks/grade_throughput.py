@@ -53,6 +53,7 @@ sys.path.insert(0, str(REPO))
 
 from autograder.grading.record.batch import DEFAULT_IMAGE  # noqa: E402
 from autograder.mesh import use_cpu_devices  # noqa: E402
+from benchmarks.revisions import checkout_at, python_for  # noqa: E402
 from tests.helpers.course import (  # noqa: E402  (the test helpers build real submissions)
     ASSIGNMENT,
     copy_course,
@@ -273,11 +274,8 @@ def signature_cost(rev: str, assignment: str, students: int, jobs: int, repeats:
     text) graded by the package at ``rev`` and by this checkout, alternating, each time in a fresh
     copy of its course so that nothing measured is reused from a run before."""
     with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp) / "before"
-        old.mkdir()
-        archive = subprocess.run(["git", "archive", rev], cwd=REPO, capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
-        python = {"before": _python_for(old, Path(tmp) / "venv-before"), "after": sys.executable}
+        old = checkout_at(rev, Path(tmp) / "before")
+        python = {"before": python_for(old, Path(tmp) / "venv-before"), "after": sys.executable}
         pristine = {"after": Path(tmp) / "after-course", "before": Path(tmp) / "before-course"}
         course = copy_course(pristine["after"])
         make_class(course, students, realistic, own_text=True, assignment=assignment)
@@ -314,29 +312,6 @@ def _graded(course_root: Path, assignment: str) -> set[str]:
     """The students a grading run graded (not an error, timeout or crash), from its grades.csv."""
     with open(course_root / "assignments" / "graded" / assignment / "grades.csv") as rows:
         return {row["student_id"] for row in csv.DictReader(rows) if row["status"] == "graded"}
-
-
-def _python_for(checkout: Path, venv: Path) -> str:
-    """A Python whose ``autograder`` is ``checkout``'s, every other package this one's: a bare
-    virtual environment whose site-packages link to this environment's packages, but for this
-    checkout's own editable install, and whose one path file names the checkout; this
-    environment's tools beside it. Its graders' sandboxes and workers start with clean
-    environments (a sandbox reads the interpreter's site-packages, with no path file), so neither
-    PYTHONPATH nor a path file alone would reach them."""
-    import site
-    import venv as venvs
-
-    venvs.create(venv, with_pip=False)
-    packages = Path(next(p for p in site.getsitepackages() if p.endswith("site-packages")))
-    theirs = next((venv / "lib").glob("python*/site-packages"))
-    for entry in packages.iterdir():
-        if not entry.name.startswith(("__editable__", "jaxcourse_autograder")) and not (theirs / entry.name).exists():
-            (theirs / entry.name).symlink_to(entry)
-    (theirs / "before.pth").write_text(f"{checkout}\n")
-    for tool in Path(sys.executable).parent.iterdir():  # nbgrader runs `alembic` from Python's own bin
-        if not (venv / "bin" / tool.name).exists():
-            (venv / "bin" / tool.name).symlink_to(tool)
-    return str(venv / "bin" / "python")
 
 
 def children_cpu(run) -> float:
