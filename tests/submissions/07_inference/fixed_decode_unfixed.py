@@ -1,0 +1,10 @@
+"""Part 5's broken decode step handed in as it was: its values are right, but its cache update
+gathers every device's cache over `data` (an all-gather the part does not allow, sending and
+holding N times a device's share) and its jit donates nothing. No technique."""
+
+EXPECTED = {"fixed_decode_step: technique": 0}
+REASONS = {"fixed_decode_step: technique": "the compiled HLO contains all-gather"}
+
+
+def fixed_decode_step(params, cache, x, pos):
+    return broken_decode_step(params, cache, x, pos)
