@@ -29,8 +29,9 @@ from .given.inference import (
 # the output is a sum of two all-reduced partial products (order-dependent at about 1e-6).
 STEP_TOLERANCE = {"float32": (1e-4, 1e-4)}
 # Split decoding's statistics are float32 whatever the cache's dtype, and its output is rounded
-# once to the cache's dtype: the reference's own bfloat16 error against float32 is one rounding,
-# well within 1/4 of rtol 2e-2 beside atol 2e-2 (benchmarks/bf16_tolerances.py, held by
+# once to the cache's dtype: on the bfloat16 hidden case, over 18 seeds, the reference's own error
+# against float32 uses 8% of rtol 2e-2 beside atol 2e-2 (4x of it needs no atol at all), and a sum
+# in another order moves it by 6e-6 of it (benchmarks/bf16_tolerances.py's figures, held by
 # tests/trusted/test_tolerances.py).
 SPLIT_TOLERANCE = {"float32": (1e-4, 1e-4), "bfloat16": (2e-2, 2e-2)}
 
