@@ -7,6 +7,8 @@ REASONS = {
     "split_cache_decode: technique": "the compiled HLO contains all-gather",
     "split_cache_decode: communication": "not checked until the technique holds",
 }
+# At scale on 8 x H100 SXM it projects 18.3x the reference's time (JAX 0.10.2): at least 10x.
+AT_SCALE = {"split_cache_decode": 10.0}
 
 
 def split_cache_decode(q, k, v, pos, axis_name):

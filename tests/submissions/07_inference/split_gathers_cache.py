@@ -9,6 +9,8 @@ REASONS = {
     "split_cache_decode: technique": "the reference's bytes per device over 'i'",
     "split_cache_decode: communication": "not checked until the technique holds",
 }
+# At scale on 8 x H100 SXM it projects 37.9x the reference's time (JAX 0.10.2): at least 20x.
+AT_SCALE = {"split_cache_decode": 20.0}
 
 
 def split_cache_decode(q, k, v, pos, axis_name):

@@ -9,6 +9,8 @@ REASONS = {
     "tp_decode_step: technique": "sends 129.00x the reference's bytes per device over 'model'",
     "tp_decode_step: communication": "not checked until the technique holds",
 }
+# At scale on 8 x H100 SXM it projects 39.8x the reference's time (JAX 0.10.2): at least 20x.
+AT_SCALE = {"tp_decode_step": 20.0}
 
 
 def tp_decode_step(params, cache, x, pos):
