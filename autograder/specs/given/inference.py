@@ -141,7 +141,7 @@ def broken_decode_step(params: Any, cache: Any, x: Any, pos: Any) -> Any:
     import jax
     import jax.numpy as jnp
 
-    def local(params, cache, x, pos):
+    def local(params: Any, cache: Any, x: Any, pos: Any) -> tuple[Any, Any]:
         heads, width = params["wq"].shape[1:]
         kv_heads = params["wk"].shape[1]
         q = jnp.einsum("bd,dhk->bhk", x, params["wq"])
