@@ -159,6 +159,18 @@ SHORTCUTS = {
         "fixed_pipeline_runs_every_stage": "fixed_pipeline",
         "bubble_ignores_chunks": "bubble_fraction",
     },
+    "07_inference": {
+        "tp_decode_gathers_cache": "tp_decode_step",
+        "tp_decode_replicated": "tp_decode_step",
+        "tp_decode_not_donated": "tp_decode_step",
+        "tp_decode_all_reduce_doubled": "tp_decode_step",
+        "split_gathers_cache": "split_cache_decode",
+        "split_all_gathers": "split_cache_decode",
+        "fixed_decode_unfixed": "fixed_decode_step",
+        "fixed_decode_still_copies": "fixed_decode_step",
+        "fixed_decode_only_donates": "fixed_decode_step",
+        "plan_serving_fastest_replica": "plan_serving",
+    },
 }
 SHORTCUT_PARTS = [(a, name, task) for a, named in SHORTCUTS.items() for name, task in named.items()]
 
@@ -175,9 +187,12 @@ HONEST = [(a, w) for a, w in WRONG if w.honest]
 
 def test_the_library_holds_honest_variants_of_the_techniques_it_grades():
     """Lecture 10's GPipe and ring attention with k and v in one ppermute, at least."""
-    assert {"05_transformer_parallel/ring_attention_sends_kv_together", "06_pipeline_experts/gpipe_scan"} <= {
-        f"{a}/{w.name}" for a, w in HONEST
-    }
+    assert {
+        "05_transformer_parallel/ring_attention_sends_kv_together",
+        "06_pipeline_experts/gpipe_scan",
+        "07_inference/tp_decode_kv_together",
+        "07_inference/split_one_psum",
+    } <= {f"{a}/{w.name}" for a, w in HONEST}
 
 
 @pytest.mark.parametrize("assignment, honest", HONEST, ids=[f"{a}/{w.name}" for a, w in HONEST])

@@ -82,7 +82,7 @@ STACKED = Layout(("ALL",))  # dim 0 split over every axis: each device holds its
 FEATURES = Layout(("OTHERS", "AXIS"))  # (batch, features): features over the case's axis
 REPLICATED = Layout(())  # the same value on every device
 
-Generator = Literal["normal", "small_int", "key"]
+Generator = Literal["normal", "small_int", "key", "index"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,18 @@ class Input:
     layout: Layout
     draw: Generator = "normal"
     dtype: str | None = None  # None: the case's dtype (a step's key is "key" in any case)
+    # "index": integers from 0 to the global size of dimension ``dim`` of input ``input``, less
+    # one, given as (input, dim): a position in a cache that another input holds, say.
+    below: tuple[int, int] | None = None
+
+    def drawn(self, global_shapes: list[tuple[int, ...]]) -> str:
+        """How the trusted side draws its values: an index's bound resolved on the case's shapes."""
+        if self.draw != "index":
+            return self.draw
+        if self.below is None:
+            raise ValueError("an input drawn as indices says below which input's dimension (below=(input, dim))")
+        other, dim = self.below
+        return f"index:{global_shapes[other][dim]}"
 
 
 # Plain-Python tasks build no mesh: their cases need only arguments.

@@ -41,14 +41,18 @@ def signature(task: Task, case: Case, assignment: str = "", salt: str = "") -> S
 def input_sigs(task: Task, case: Case) -> list[InputSig]:
     """Each input's global shape, dtype, sharding and draw, from the case's per-device shapes."""
     mesh = case.mesh_spec
+    shapes = [
+        inp.layout.global_shape(tuple(shape), mesh, case.axis)
+        for inp, shape in zip(task.inputs, case.shapes, strict=True)
+    ]
     return [
         {
-            "shape": list(inp.layout.global_shape(tuple(shape), mesh, case.axis)),
+            "shape": list(shape),
             "dtype": inp.dtype or case.dtype,
             "spec": pspec.to_json(inp.layout.spec(mesh, case.axis)),
-            "draw": inp.draw,
+            "draw": inp.drawn(shapes),
         }
-        for inp, shape in zip(task.inputs, case.shapes, strict=True)
+        for inp, shape in zip(task.inputs, shapes, strict=True)
     ]
 
 

@@ -17,6 +17,7 @@ from ..core.tasks import Assignment
 from . import (
     collectives,
     fsdp_tensor_parallel,
+    inference,
     multiprocess_training,
     pipeline_experts,
     sharded_matmul,
@@ -32,6 +33,7 @@ ASSIGNMENTS: dict[str, Assignment] = {
         fsdp_tensor_parallel.ASSIGNMENT,
         transformer_parallel.ASSIGNMENT,
         pipeline_experts.ASSIGNMENT,
+        inference.ASSIGNMENT,
     )
 }
 

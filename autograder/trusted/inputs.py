@@ -32,6 +32,8 @@ def _draw(rng: np.random.Generator, draw: str, shape: tuple[int, ...], dtype: st
 
     if draw == "key":
         return jax.random.key(int(rng.integers(2**31)))
+    if draw.startswith("index:"):  # positions in another input's dimension (tasks.Input.below)
+        return rng.integers(0, int(draw.split(":")[1]), shape).astype(jax_dtype(dtype))
     if draw == "small_int" or np.issubdtype(np.dtype(jax_dtype(dtype)), np.integer):
         # Small integers keep every sum exact, in bfloat16 too, whatever order a ring adds in.
         high = 5 if draw == "small_int" else 100

@@ -31,6 +31,7 @@ LIMITS = {
     "04_fsdp_tensor_parallel": {"timeout": 120, "test_timeout": 8, "startup": 30},
     "05_transformer_parallel": {"timeout": 120, "test_timeout": 8, "startup": 30},
     "06_pipeline_experts": {"timeout": 120, "test_timeout": 8, "startup": 30},
+    "07_inference": {"timeout": 120, "test_timeout": 8, "startup": 30},
 }
 
 

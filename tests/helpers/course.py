@@ -19,6 +19,7 @@ ASSIGNMENTS = (
     "04_fsdp_tensor_parallel",
     "05_transformer_parallel",
     "06_pipeline_experts",
+    "07_inference",
 )
 # 03 is graded by tests/trusted/test_training.py (its runs span processes); it is released with the others.
 RELEASED = ASSIGNMENTS + ("03_multiprocess_training",)

@@ -39,7 +39,8 @@ def _reference(assignment: str, task: str):
 def test_every_part_compiles_at_scale_and_fits_one_chip(assignment, task):
     scaled = at_scale(_reference(assignment, task.name), task)
     assert scaled.cost.peak is not None and 0 < scaled.cost.peak < MACHINES["8 x H100 SXM"].hbm_bytes
-    assert sum(scaled.cost.traffic.values()) > 0
+    # Every part sends something but one that may run no collective (07's replicas share nothing).
+    assert sum(scaled.cost.traffic.values()) > 0 or task.allowed == frozenset()
     assert all(p.total_s > 0 for p in scaled.everywhere().values())
 
 
@@ -192,6 +193,9 @@ WORSE = [
     ("02_sharded_matmul", "collective_matmul_reduce_scatter", "collective_matmul_multiplies_first"),  # no overlap
     ("06_pipeline_experts", "gpipe", _pipeline_one_micro_batch_at_a_time),  # M S steps for M + S - 1
     ("06_pipeline_experts", "fixed_pipeline", _pipeline_one_micro_batch_at_a_time),
+    ("07_inference", "tp_decode_step", "tp_decode_gathers_cache"),  # the cache over model, every token
+    ("07_inference", "split_cache_decode", "split_gathers_cache"),  # the cache, not its statistics
+    ("07_inference", "fixed_decode_step", "fixed_decode_unfixed"),  # every replica's cache gathered
 ]
 
 

@@ -24,6 +24,12 @@ from autograder.trusted.inputs import make_inputs
 from ..helpers.course import ASSIGNMENTS
 
 HARNESS = {"shard_map": shard_map, "sharded_step": sharded_step}
+# The one difference seen: XLA:CPU's loop emitters give an indexed update of a donated cache
+# (07's decode steps, ``cache.at[rows, :, pos].set(...)``, a scatter) a temporary of 96 to 144
+# bytes more than its fusion emitters do, at most 1.4% of the step's peak on these small cases.
+# The grader compiles the reference and the submission alike, so the ratio it judges moves by
+# about that; every other figure of these cases must still be the same.
+PEAK_WITHIN = {("07_inference", "tp_decode_step"): 0.02, ("07_inference", "fixed_decode_step"): 0.02}
 
 
 def _measured(fn, sig, seed):
@@ -44,6 +50,11 @@ def test_quick_compiles_keep_the_census_and_the_values(assignment, course, monke
         with monkeypatch.context() as m:
             m.setattr(measure, "compiler_options", lambda mesh: {})
             values, default = _measured(fn, planned.sig, planned.seed)
+        within = PEAK_WITHIN.get((assignment, planned.task.name))
+        if within is not None:
+            peaks = quick["signature"]["peak"], default["signature"]["peak"]
+            assert abs(peaks[0] - peaks[1]) <= within * peaks[1], (planned.id, peaks)
+            quick["signature"]["peak"] = default["signature"]["peak"]
         assert quick == default, planned.id
         tolerance = planned.task.tolerance_for(planned.case.dtype)
         for got, want in zip(quick_values, values, strict=True):

@@ -1,0 +1,40 @@
+"""The tensor-parallel decode step masks one position too many: each new token attends to the
+positions before it (`< pos`) but not to itself, whose key it has just written. Every case is
+wrong, and the technique is judged only on a step that is right."""
+
+EXPECTED = {
+    "tp_decode_step: values": 0,
+    "tp_decode_step: hidden values": 0,
+    "tp_decode_step: technique": 0,
+    "tp_decode_step: communication": 0,
+}
+REASONS = {
+    "tp_decode_step: values": "differ",
+    "tp_decode_step: hidden values": "differ",
+    "tp_decode_step: technique": "not checked until the values are right on at least one case",
+    "tp_decode_step: communication": "not checked until the values are right on at least one case",
+}
+
+
+def tp_decode_step(params, cache, x, pos):
+    def local(params, cache, x, pos):
+        heads, width = params["wq"].shape[1:]
+        kv_heads = params["wk"].shape[1]
+        q = jnp.einsum("bd,dhk->bhk", x, params["wq"])
+        k = jnp.einsum("bd,dgk->bgk", x, params["wk"])
+        v = jnp.einsum("bd,dgk->bgk", x, params["wv"])
+        rows = jnp.arange(x.shape[0])
+        cache = {"k": cache["k"].at[rows, :, pos].set(k), "v": cache["v"].at[rows, :, pos].set(v)}
+        grouped = q.reshape(-1, kv_heads, heads // kv_heads, width).astype(jnp.float32)
+        scores = jnp.einsum("bgrk,bgtk->bgrt", grouped, cache["k"].astype(jnp.float32)) / width**0.5
+        visible = jnp.arange(cache["k"].shape[2]) < pos[:, None, None, None]
+        weights = jax.nn.softmax(jnp.where(visible, scores, -jnp.inf), axis=-1)
+        out = jnp.einsum("bgrt,bgtk->bgrk", weights, cache["v"].astype(jnp.float32)).reshape(q.shape)
+        h = x + jax.lax.psum(jnp.einsum("bhk,hkd->bd", out.astype(x.dtype), params["wo"]), "model")
+        return cache, h + jax.lax.psum(jax.nn.relu(h @ params["w1"]) @ params["w2"], "model")
+
+    heads = jax.P(None, "model")
+    specs = {"wq": heads, "wk": heads, "wv": heads, "wo": jax.P("model"), "w1": heads, "w2": jax.P("model")}
+    cached = {"k": heads, "v": heads}
+    step = jax.shard_map(local, in_specs=(specs, cached, jax.P(), jax.P()), out_specs=(cached, jax.P()))
+    return jax.jit(step, donate_argnums=1)(params, cache, x, pos)
