@@ -305,6 +305,9 @@ class Task:
     # A collective matmul: one partial matmul per ring step, the one of step s waiting only for
     # the s blocks that have arrived (core/dataflow.py), so compute hides the transfers.
     overlapped: bool = False
+    # A combine whose collectives are the lesson (a split cache's softmax statistics): each
+    # device's steps are drawn in the technique's feedback, as a ring's are.
+    steps_pictured: bool = False
     # Collectives per mesh axis: on each axis named, only these (jax names); on no other, none.
     axis_collectives: tuple[tuple[str, frozenset[str]], ...] = ()
     training: Training | None = None  # training kinds: what the students are given
@@ -318,6 +321,12 @@ class Task:
     def __post_init__(self) -> None:
         if self.at_scale is not None and self.kind not in ("shard_map", "sharded_step"):
             raise ValueError(f"{self.name}: a realistic size is projected for array programs only, not {self.kind}")
+
+    @property
+    def draws_steps(self) -> bool:
+        """Whether the technique's feedback draws what each device does at each step: a part that
+        passes blocks on (a ring, a collective matmul, a pipeline, experts) or asks for it."""
+        return self.overlapped or self.neighbours_only or "all_to_all" in (self.allowed or ()) or self.steps_pictured
 
     @property
     def max_score(self) -> float:

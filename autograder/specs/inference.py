@@ -163,6 +163,7 @@ ASSIGNMENT = Assignment(
             tolerance=SPLIT_TOLERANCE,
             # pmax, the statistics' maximum, is an all-reduce too: psum's kind in the compiled HLO.
             allowed=frozenset({"psum"}),
+            steps_pictured=True,  # one max and two sums, drawn: a program that gathers the cache shows it
             at_scale=SPLIT_SCALE,
         ),
         Task(

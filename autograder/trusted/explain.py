@@ -79,8 +79,7 @@ def figure(task: Task, part: str, visible: ArrayMeasured, correct: ArrayMeasured
                 hops[1]["reference_census"].get("link_values_per_device"),
                 hops[0],
             )
-        passes_blocks = task.overlapped or task.neighbours_only or "all_to_all" in (task.allowed or ())
-        if not passes_blocks or not shown:
+        if not task.draws_steps or not shown:
             return None
         # Each device's steps on the case the technique fails on, else the first: where its
         # matmuls could start shows the overlap; a program with no step to draw gets the strip.

@@ -1,6 +1,6 @@
 """What ``check()`` shows, measured in a real browser: every wrong submission of 01 and 05 whose
 file holds an array program (and every reference of theirs), and the other parts that pass blocks
-on (02's collective matmuls, 06's pipeline and experts, right and wrong), judged in this process as a
+on (02's collective matmuls, 06's pipeline and experts, 07's split-cache combine, right and wrong), judged in this process as a
 notebook's ``check(fn)`` judges it, drawn on one page by Debian's chromium. Each verdict has its
 table with a row per part; in each picture every label lies inside its picture, apart from every
 other label, crossed by no arrow, and at 11 px or more. The page is kept, as a screenshot, under
@@ -17,11 +17,10 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from autograder.core.tasks import Task
 from autograder.grading.reports import signature_view
 from autograder.grading.student.self_check import CheckResult, find_task, judge
 from autograder.specs import get
-from autograder.specs.given import pipeline_experts, transformer_parallel
+from autograder.specs.given import inference, pipeline_experts, transformer_parallel
 
 from ..helpers.course import REPO, reference_sources
 from ..helpers.engine import unavailable
@@ -38,6 +37,7 @@ GIVEN = {"01_collectives": None, "05_transformer_parallel": transformer_parallel
 BLOCKS = {
     "02_sharded_matmul": (None, {"collective_matmul_feigns_overlap", "collective_matmul_direct_sends"}),
     "06_pipeline_experts": (pipeline_experts, {"gpipe_skips_neighbours", "moe_sends_every_token"}),
+    "07_inference": (inference, {"split_gathers_cache", "split_no_rescale"}),
 }
 # Function-level wrong answers that never return in this process (the grader stops them by the
 # clock, in a sandbox or a worker; an in-process judge would wait for ever).
@@ -70,16 +70,12 @@ def _cases() -> list[Case]:
                 continue  # a notebook that cannot be graded, or a function that never returns
             cases += [Case(assignment, name, wrong) for name in wrong.functions if name in tasks]
     for assignment, (_, named) in BLOCKS.items():
-        tasks = {t.name for t in get(assignment).tasks if _passes_blocks(t)}
+        tasks = {t.name for t in get(assignment).tasks if t.draws_steps}
         cases += [Case(assignment, name, None) for name in reference_sources(assignment) if name in tasks]
         for wrong in wrong_submissions(assignment):
             if wrong.name in named:
                 cases += [Case(assignment, name, wrong) for name in wrong.functions if name in tasks]
     return cases
-
-
-def _passes_blocks(task: Task) -> bool:
-    return task.overlapped or task.neighbours_only or "all_to_all" in (task.allowed or ())
 
 
 CASES = _cases()
@@ -258,7 +254,13 @@ def test_the_cases_are_every_array_program_of_01_and_05():
     }
     assert "01_collectives-ring_direct_sends-ring_all_gather" in ids
     others = {c.task for c in CASES if c.assignment in BLOCKS}
-    assert {"collective_matmul_allgather", "collective_matmul_reduce_scatter", "gpipe", "moe_layer"} <= others
+    assert {
+        "collective_matmul_allgather",
+        "collective_matmul_reduce_scatter",
+        "gpipe",
+        "moe_layer",
+        "split_cache_decode",
+    } <= others
     assert not any(c.submission and c.submission.name in ("kills_its_process", "raises_at_import") for c in CASES)
 
 
@@ -302,7 +304,7 @@ def test_the_verdict_table_has_a_row_for_every_part(case, drawn, verdicts):
     pictures = [t.figure["kind"] for t in result.tests if t.figure and t.visibility == "visible"]
     assert len(shown["svgs"]) == len(pictures), (pictures, len(shown["svgs"]))
     technique = next((t for t in result.tests if t.name.endswith(": technique")), None)
-    if technique and _passes_blocks(find_task(case.task)[1]) and result.tests[0].status == "passed":
+    if technique and find_task(case.task)[1].draws_steps and result.tests[0].status == "passed":
         assert technique.figure and technique.figure["kind"] == "ring", technique  # each device's steps
 
 
