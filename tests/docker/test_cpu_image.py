@@ -145,10 +145,13 @@ def test_released_notebooks_run_without_network(client, cpu_image, sources, tmp_
         for p in released_notebooks(sources)
     ]
     targets += [f"/opt/jaxcourse/seed/lectures/{p.name}" for p in sorted(sources.course.glob("*.ipynb"))]
-    script = " && ".join(
-        "jupyter nbconvert --to notebook --execute --allow-errors --ExecutePreprocessor.timeout=600 "
-        f"--output-dir /out --output {i}.ipynb {t}"
-        for i, t in enumerate(targets)
+    # Two at a time, one a core: a notebook's kernel mostly waits on one thread (start-up, imports,
+    # small programs), so the pair takes about half as long; xargs exits non-zero if either fails.
+    pairs = " ".join(f"{i} {t}" for i, t in enumerate(targets))
+    script = (
+        f"printf '%s %s\\n' {pairs} | xargs -P 2 -n 2 sh -c '"
+        "exec jupyter nbconvert --to notebook --execute --allow-errors --ExecutePreprocessor.timeout=600 "
+        '--output-dir /out --output "$0.ipynb" "$1"\''
     )
     code, log = run_once(
         client,
