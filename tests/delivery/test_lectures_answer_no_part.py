@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jax
 import pytest
 
 from autograder.core.tasks import Task
@@ -88,6 +89,17 @@ def adaptation(fn: Callable[..., Any], task: Task, n: int) -> Callable[..., Any]
 
     adapted.__name__ = adapted.__qualname__ = task.name
     return adapted
+
+
+@pytest.fixture(scope="module", autouse=True)
+def unfiltered_tracebacks():
+    """JAX trims its frames from every traceback it raises through, testing each frame's file
+    against its own paths: a third of this module's time, as most pairs raise. No verdict reads a
+    traceback, so the pairs are judged with it off, and the setting is put back after."""
+    before = jax.config.jax_traceback_filtering
+    jax.config.update("jax_traceback_filtering", "off")
+    yield
+    jax.config.update("jax_traceback_filtering", before)
 
 
 @pytest.fixture(scope="module")
