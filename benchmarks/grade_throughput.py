@@ -167,7 +167,7 @@ def sandbox_overhead(course, repeats: int) -> dict[str, float]:
     from autograder.grading.pipeline.sandboxed import workspace
     from autograder.grading.sandbox.docker_sandbox import DockerSandbox
     from autograder.grading.sandbox.limits import Limits
-    from autograder.grading.sandbox.sandbox import ProcessSandbox
+    from autograder.grading.sandbox.local import ProcessSandbox
     from autograder.grading.submission import notebooks as nbio
 
     grader = grader_for(ASSIGNMENT, course)
@@ -177,9 +177,9 @@ def sandbox_overhead(course, repeats: int) -> dict[str, float]:
     quota = Limits().cpus
     runs = {  # name: (sandbox, cores the runner may use)
         "container, every core": (DockerSandbox(DEFAULT_IMAGE, Limits(cpus=float(len(mine))), client), mine),
-        "bare, every core": (ProcessSandbox(), mine),
+        "bare, every core": (ProcessSandbox(forks=False), mine),
         "container, class quota": (DockerSandbox(DEFAULT_IMAGE, Limits(), client), mine),
-        "bare, as many cores": (ProcessSandbox(), set(sorted(mine)[: max(1, int(quota))])),
+        "bare, as many cores": (ProcessSandbox(forks=False), set(sorted(mine)[: max(1, int(quota))])),
     }
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeats):

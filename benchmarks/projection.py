@@ -37,7 +37,7 @@ from autograder.core.course import Course  # noqa: E402
 from autograder.core.machines import MACHINES, Grid  # noqa: E402
 from autograder.grading.pipeline.grader import grader_for  # noqa: E402
 from autograder.grading.reports.scale_view import breakdown  # noqa: E402
-from autograder.grading.sandbox.sandbox import ProcessSandbox  # noqa: E402
+from autograder.grading.sandbox.local import ProcessSandbox  # noqa: E402
 from autograder.harness.calls import CALLS, signature  # noqa: E402
 from autograder.specs import get  # noqa: E402
 from autograder.trusted.projection import at_scale  # noqa: E402

@@ -39,7 +39,7 @@ def main() -> None:
     from autograder.engine import images, limits
     from autograder.grading.pipeline.grader import grader_for
     from autograder.grading.sandbox.docker_sandbox import DockerSandbox
-    from autograder.grading.sandbox.sandbox import ProcessSandbox
+    from autograder.grading.sandbox.local import ProcessSandbox
 
     lim = limits.load(REPO, ASSIGNMENT)
     with tempfile.TemporaryDirectory() as tmp:

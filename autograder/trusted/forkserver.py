@@ -1,36 +1,14 @@
-"""The trusted worker, warm: a process that imports JAX and the judges once, then forks a fresh
-child for each job (``worker.main``), so that no job pays for the imports and none shares a
-process with another. Nothing runs in this process but the imports and the forks: a job that
-hangs, crashes or corrupts its process ends with its child.
+"""The trusted worker, warm: the core's fork server (``core/forkserver.py``) with JAX and the
+judges imported once, forking a child that runs ``job_process.main`` for each job.
 
     python -m autograder.trusted.forkserver
-
-One JSON line per request on stdin (``ForkRequest``), one JSON line per event on stdout
-(``Forked`` when a child starts, ``Exited`` when it ends, with its exit status as ``subprocess``
-writes it: negative for a signal). The backends are never started here: XLA's threads do not
-survive a fork, so each child starts its own, with its own device count.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import json
-import os
-import select
 import sys
-import traceback
-from typing import TextIO
 
-from ..core.errors import JaxcourseError
-from .jobs import Exited, Forked, ForkRequest
-
-POLL = 0.05  # seconds between looks for ended children while no request comes
-
-
-class NotForkSafe(JaxcourseError):
-    """A thread was started by the imports; forking would copy a process in the middle of it."""
-
+from ..core import forkserver
 
 # What a job imports, imported once here: JAX, and the judges with everything they import.
 WARM = (
@@ -41,102 +19,14 @@ WARM = (
     "numpy",
     "cloudpickle",
     "scipy.linalg",
-    "autograder.trusted.job_process",
     "autograder.trusted.judges",
     "autograder.specs",
 )
-
-
-def warm_up() -> None:
-    """``WARM`` imported, with no thread but this one (OpenBLAS's pool is kept off by the
-    caller's ``OPENBLAS_NUM_THREADS=1``)."""
-    for module in WARM:
-        importlib.import_module(module)
-    threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
-    if threads != 1:
-        raise NotForkSafe(f"the warm trusted worker has {threads} threads after its imports; it forks with one")
-
-
-def child(request: ForkRequest) -> None:
-    """In the fork: a session of its own (killed as a group), the job's folder, its log in place
-    of the server's pipes, then the job; never returns."""
-    code = 1
-    try:
-        os.setsid()
-        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(log)
-        os.close(null)
-        sys.stdin = open(0, closefd=False)  # noqa: SIM115  (the process's own descriptors)
-        sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
-        sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
-        os.chdir(request["cwd"])
-        os.environ["HOME"] = request["cwd"]
-        from .job_process import main
-
-        code = main([request["job"]])
-    except BaseException:
-        traceback.print_exc()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-
-
-def serve(requests: int, events: TextIO) -> None:
-    """Fork a child per request line read from the descriptor ``requests`` until it closes, and
-    say when each child ends. Lines are split here, not by a buffered reader: ``select`` sees
-    only what no buffer has taken yet."""
-    children: set[int] = set()
-    pending = b""
-    open_ = True
-
-    def emit(event: Forked | Exited) -> None:
-        events.write(json.dumps(event) + "\n")
-        events.flush()
-
-    while open_ or children:
-        ready, _, _ = select.select([requests] if open_ else [], [], [], POLL)
-        if ready:
-            data = os.read(requests, 65536)
-            open_ = bool(data)
-            pending += data
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                request: ForkRequest = json.loads(line)
-                pid = os.fork()
-                if pid == 0:
-                    child(request)
-                children.add(pid)
-                emit({"tag": request["tag"], "pid": pid})
-        for pid in list(children):
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                children.discard(pid)
-                emit({"pid": pid, "status": os.waitstatus_to_exitcode(status)})
-        if not open_:
-            for pid in children:  # the grader is gone: so are its jobs
-                _kill_group(pid)
-
-
-def _kill_group(pid: int) -> None:
-    """SIGKILL the child's group; the child alone if it was stopped before it made its group."""
-    try:
-        os.killpg(pid, 9)
-    except ProcessLookupError:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, 9)
+ENTRY = "autograder.trusted.job_process"
 
 
 def main() -> int:
-    warm_up()
-    sys.stdout.write(json.dumps({"ready": os.getpid()}) + "\n")
-    sys.stdout.flush()
-    serve(sys.stdin.fileno(), sys.stdout)
-    return 0
+    return forkserver.run(WARM, ENTRY, "the warm trusted worker")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from ..core.errors import JaxcourseError
 from ..core.mesh import MeshSpec, mesh_signature, use_cpu_devices
 from . import reference
 from .jobs import (
-    CacheCounts,
+    Counts,
     Done,
     MeasureJob,
     Progress,
@@ -58,33 +58,25 @@ def check_meshes(reported: dict[str, Any]) -> None:
             raise MeshMismatch(f"mesh {name}: the sandbox ran on {theirs}, the grader on {ours}")
 
 
-COMPILE_CACHE_BYTES = 2 << 30  # the trusted side's compiled programs kept on disk, at most
-# JAX's monitoring events for the persistent compile cache, and what a profile calls them.
-CACHE_EVENTS = {
-    "/jax/compilation_cache/cache_hits": "compile cache hits",
-    "/jax/compilation_cache/cache_misses": "compile cache misses",
-}
+# JAX's monitoring event for each program its compiler compiles, and what a profile calls it.
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+COMPILED = "programs compiled"
 
 
-def use_compile_cache(path: str, max_bytes: int = COMPILE_CACHE_BYTES) -> dict[str, int]:
-    """Keep every compiled program: a class hands in many copies of the same few programs. At
-    most ``max_bytes`` of them (JAX evicts the least recently used): a class of distinct programs,
-    or one student's many, never fills the grader's disk. The counts of cache hits and misses,
-    kept up to date as programs are compiled."""
-    import jax
+def count_compiles() -> dict[str, int]:
+    """How many programs this process compiles, kept up to date as it does. None is kept on
+    disk: a program handed in twice is measured once (the grader's ``MeasuredPrograms``), so a
+    kept program would be written for every distinct one and read for none, its writes and
+    JAX's scans of the growing folder a tenth of a distinct submission's measuring."""
     import jax.monitoring
 
-    jax.config.update("jax_compilation_cache_dir", path)
-    jax.config.update("jax_compilation_cache_max_size", max_bytes)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    counts = dict.fromkeys(CACHE_EVENTS.values(), 0)
+    counts = {COMPILED: 0}
 
-    def on_event(event: str, **_: Any) -> None:
-        if event in CACHE_EVENTS:
-            counts[CACHE_EVENTS[event]] += 1
+    def on_compile(event: str, duration_secs: float, **_: str | int) -> None:
+        if event == COMPILE_EVENT:
+            counts[COMPILED] += 1
 
-    jax.monitoring.register_event_listener(on_event)
+    jax.monitoring.register_event_duration_secs_listener(on_compile)
     return counts
 
 
@@ -95,10 +87,10 @@ def store_references(job: ReferenceRun) -> None:
         reference.save(test["store"], {**record, "targets": test["targets"]}, arrays)
 
 
-def measure_submission(job: MeasureJob, cache: dict[str, int]) -> None:
+def measure_submission(job: MeasureJob, compiled: dict[str, int]) -> None:
     """A line when the worker is ready, then one as each test starts and one with its measurement
     and how long it took: the grader times each test on its own clock, and a killed worker loses
-    only the test it was on. Last, the compile cache's hits and misses."""
+    only the test it was on. Last, how many programs it compiled."""
     with open(job["progress"], "a") as progress:
 
         def write(line: Progress) -> None:
@@ -113,7 +105,7 @@ def measure_submission(job: MeasureJob, cache: dict[str, int]) -> None:
             measured = waits(test.get("after", []), verdicts) or JUDGES[test["sig"]["kind"]].measure(test)
             verdicts[test["id"]] = measured["values"]["ok"]
             write(Done(id=test["id"], took=time.perf_counter() - start, measurement=measured))
-        write(CacheCounts(cache=cache))
+        write(Counts(counts=compiled))
 
 
 def main(argv: list[str]) -> int:
@@ -122,13 +114,13 @@ def main(argv: list[str]) -> int:
     if job["mode"] == "reference":
         store_references(job)
         return 0
-    cache = use_compile_cache(job["compile_cache"]) if job["compile_cache"] else {}
+    compiled = count_compiles()
     try:
         check_meshes(job["meshes"])
     except MeshMismatch as err:
         print(f"jaxcourse: error: {err}", file=sys.stderr)
         return MESH_MISMATCH_EXIT
-    measure_submission(job, cache)
+    measure_submission(job, compiled)
     return 0
 
 

@@ -1,6 +1,6 @@
 """What the trusted worker is handed: cases to measure (``Evaluation``, in a ``MeasureJob``) and
 references to compute (``ReferenceJob``, in a ``ReferenceRun``), as the grader writes them into
-its job file; what it writes back as it measures (``Progress``, a line each); how the warm worker is asked to run one (``forkserver.py``); and the reference
+its job file; what it writes back as it measures (``Progress``, a line each); and the reference
 functions of one assignment."""
 
 from __future__ import annotations
@@ -65,7 +65,6 @@ class MeasureJob(TypedDict):
     num_devices: int
     meshes: dict[str, Any]
     progress: str
-    compile_cache: str
     tests: list[Evaluation]
 
 
@@ -93,14 +92,14 @@ class Done(TypedDict):
 
 
 @final
-class CacheCounts(TypedDict):
-    """The worker's last line: the compile cache's hits and misses."""
+class Counts(TypedDict):
+    """The worker's last line: how many programs it compiled."""
 
-    cache: dict[str, int]
+    counts: dict[str, int]
 
 
 # One line of a MeasureJob's progress file, as the worker appends it.
-Progress = Ready | Started | Done | CacheCounts
+Progress = Ready | Started | Done | Counts
 
 
 class ProviderRef(TypedDict):
@@ -116,25 +115,6 @@ class ReferenceRun(TypedDict):
 
 
 WorkerJob = MeasureJob | ReferenceRun
-
-
-class ForkRequest(TypedDict):
-    """Run the job file ``job`` in a fresh child, in ``cwd``, its output into ``log``."""
-
-    tag: int
-    job: str
-    cwd: str
-    log: str
-
-
-class Forked(TypedDict):
-    tag: int
-    pid: int
-
-
-class Exited(TypedDict):
-    pid: int
-    status: int  # as subprocess writes it: negative for the signal that ended it
 
 
 class References:

@@ -126,5 +126,5 @@ def measure(test: Evaluation) -> Measurement:
     tolerance = Tolerance(*test["tolerance"])
     values = compare_values(out, arrays["value"], record["dtype"], tolerance, mesh, test.get("sample", False))
     case = measured(values, structure, record["structure"])
-    case["program"] = program_shape.nodes(exported.mlir_module())
+    case["program"] = program_shape.nodes(policy.module_text(exported))
     return case

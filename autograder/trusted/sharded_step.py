@@ -83,7 +83,7 @@ def donated_arguments(exported: Any) -> tuple[int, ...]:
     """The positions of the arguments an exported step donates: those its module's ``main``
     aliases to a result or marks as a donor (numbered among the arguments the module kept).
     Whatever the artifact declares is real: the step is then run with those arguments donated."""
-    text = exported.mlir_module()
+    text = policy.module_text(exported)
     start = text.find("func.func public @main(")
     signature = text[start : text.find("{\n", start)] if start >= 0 else ""
     marks = list(ARGUMENT.finditer(signature))
@@ -117,7 +117,7 @@ def measure(test: Evaluation) -> Measurement:
         return projection.measured_or_why(call, sig, reference.load(test["reference"])[0])
     tolerance = Tolerance(*test["tolerance"])
     case = _against(call, sig, test["seed"], reference.load(test["reference"]), tolerance, test.get("sample", False))
-    case["program"] = program_shape.nodes(exported.mlir_module())
+    case["program"] = program_shape.nodes(policy.module_text(exported))
     return case
 
 

@@ -16,7 +16,7 @@ from autograder.grading.pipeline.grader import grader_for
 from autograder.grading.pipeline.measured import MeasuredPrograms
 from autograder.grading.pipeline.plan import AT_SCALE, plan
 from autograder.grading.reports import feedback, scale_view
-from autograder.grading.sandbox.sandbox import ProcessSandbox
+from autograder.grading.sandbox.local import ProcessSandbox
 from autograder.grading.submission.report import Report
 from autograder.specs import get
 from autograder.trusted.jobs import WAITS, Evaluation, waits

@@ -11,7 +11,8 @@ from autograder.grading.pipeline.grader import Grader, grader_for
 from autograder.grading.reports import scale_view
 from autograder.grading.sandbox.docker_sandbox import DockerSandbox
 from autograder.grading.sandbox.limits import Limits
-from autograder.grading.sandbox.sandbox import ProcessSandbox, Sandbox
+from autograder.grading.sandbox.local import ProcessSandbox
+from autograder.grading.sandbox.sandbox import Sandbox
 
 from ..helpers import snapshot
 from ..helpers.course import ASSIGNMENTS, full_marks, solved_notebook, total, write_submission

@@ -7,7 +7,7 @@ import pytest
 
 from autograder.grading.pipeline import trusted_worker
 from autograder.grading.pipeline.grader import grader_for
-from autograder.grading.sandbox.sandbox import ProcessSandbox
+from autograder.grading.sandbox.local import ProcessSandbox
 from autograder.untrusted.runner import run_tests
 
 from ..helpers.course import ASSIGNMENT, solved_notebook, write_submission

@@ -1,5 +1,6 @@
 """A class hands in many copies of the same programs, and a class shares its notebook's public
-cells: each program is measured once, and the public cells fill the sandbox's compile cache once.
+cells: each program is measured once (its record kept, the program not), and the public cells
+fill the sandbox's compile cache once.
 Reusing must never change a report (tests/grading/test_determinism.py holds whole classes to that)."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.grading.pipeline.grader import grader_for
-from autograder.grading.sandbox.sandbox import ProcessSandbox
+from autograder.grading.sandbox.local import ProcessSandbox
 
 from ..helpers.course import ASSIGNMENT, full_marks, solved_notebook, write_submission
 from ..helpers.submissions import wrong_submission
@@ -41,6 +42,11 @@ def test_the_same_computation_is_measured_once_however_it_is_written(grader, cou
     again = _grade(grader, tmp_path, "again", _in_own_words(solved_notebook(course)))
     assert first.profile.counts["measurements reused"] == 0
     assert again.profile.counts["measurements reused"] == len(grader.tests)
+    # Kept is each program's record, never the program: the first student's were compiled and
+    # none was written (only the sandbox's cache, of the public cells, holds compiled programs).
+    arrays = [p for p in grader.tests if p.task.kind != "python"]
+    assert first.profile.counts["programs compiled"] >= len(arrays)
+    assert [p for p in grader.cache.rglob("*-cache") if "sandbox-xla" not in p.parts] == []
     assert "trusted: worker start-up" not in again.profile.seconds  # no worker was started at all
     assert [t.to_json() for t in again.tests] == [t.to_json() for t in first.tests]
 

@@ -9,7 +9,7 @@ import pytest
 
 from autograder.engine import images
 from autograder.grading.record import batch
-from autograder.grading.sandbox.sandbox import ProcessSandbox
+from autograder.grading.sandbox.local import ProcessSandbox
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import logging
 import shutil
 
 from autograder.grading.sandbox import scratch as module
-from autograder.grading.sandbox.sandbox import ProcessSandbox
+from autograder.grading.sandbox.local import ProcessSandbox
 from autograder.grading.sandbox.scratch import scratch
 
 

@@ -16,13 +16,15 @@ import time
 
 import pytest
 
+from autograder.core import forkserver
 from autograder.core.files import write_atomic
 from autograder.grading.pipeline import worker_process
 from autograder.grading.pipeline.grader import grader_for
 from autograder.grading.pipeline.measured import MeasuredPrograms
 from autograder.grading.pipeline.references import fingerprint
-from autograder.grading.sandbox.sandbox import Deadline, ProcessSandbox, kill_group, watch
-from autograder.trusted import forkserver
+from autograder.grading.sandbox import forked
+from autograder.grading.sandbox.local import ProcessSandbox
+from autograder.grading.sandbox.sandbox import Deadline, kill_group, watch
 from autograder.trusted import reference as records
 from autograder.trusted.jobs import ReferenceRun
 
@@ -50,7 +52,7 @@ def _forked(job, work, name):
     """The job's child, forked by the shared server, before anything watches it."""
     path = work / f"{name}.json"
     write_atomic(path, json.dumps(job))
-    return worker_process.SHARED.get().fork(path, work, work / f"{name}.log")
+    return worker_process.SHARED.get().fork([str(path)], work, work / f"{name}.log")
 
 
 def _made(stores):
@@ -155,10 +157,10 @@ def test_a_process_that_has_not_made_its_group_yet_is_killed_all_the_same(kill):
 
 def test_a_server_whose_grader_is_gone_kills_its_children_and_exits(references, tmp_path):
     job, _ = references
-    server = worker_process.ForkServer.start()
+    server = forked.ForkServer.start(worker_process.server_command())
     path = tmp_path / "orphan.json"
     write_atomic(path, json.dumps(job))
-    child = server.fork(path, tmp_path, tmp_path / "orphan.log")
+    child = server.fork([str(path)], tmp_path, tmp_path / "orphan.log")
     os.kill(child.pid, signal.SIGSTOP)
     server.stop()  # its stdin closes, as when the grading process dies
     assert server.proc.returncode == 0
@@ -175,27 +177,27 @@ def test_a_server_that_writes_what_is_not_an_event_is_stopped_and_said(tmp_path)
         stdout=subprocess.PIPE,
         start_new_session=True,
     )
-    server = worker_process.ForkServer(impostor, tmp_path)
+    server = forked.ForkServer(impostor, tmp_path, "the warm trusted worker")
     reader = threading.Thread(target=server._read_events)
     reader.start()
     reader.join(timeout=10)
     assert not reader.is_alive() and server.gone
     assert impostor.wait(timeout=10) == -signal.SIGKILL
-    with pytest.raises(worker_process.ServerGone, match="the warm trusted worker stopped"):
-        server.fork(tmp_path / "job.json", tmp_path, tmp_path / "job.log")
+    with pytest.raises(forked.ServerGone, match="the warm trusted worker stopped"):
+        server.fork([str(tmp_path / "job.json")], tmp_path, tmp_path / "job.log")
 
 
 def test_without_a_warm_server_every_job_runs_cold_and_it_is_said_once(references, tmp_path, monkeypatch, caplog):
     """A server that cannot start (here: its module is not there; elsewhere, imports that
     started a thread) leaves the jobs to cold processes, graded the same, said once."""
     job, stores = references
-    monkeypatch.setattr(worker_process, "SHARED", worker_process._Shared())
+    monkeypatch.setattr(worker_process, "SHARED", forked.Shared(worker_process.server_command))
     monkeypatch.setattr(worker_process, "FORKSERVER", "autograder.trusted.no_such_server")
     with caplog.at_level(logging.WARNING, logger="autograder"):
         outcomes = [worker_process.run_worker(job, tmp_path, name, Deadline(120)) for name in ("one", "two")]
     assert [o.status for o in outcomes] == ["ok", "ok"] and _made(stores), outcomes[-1].log_tail
     said = caplog.text
-    assert said.count("each job starts a cold worker instead") == 1, said
+    assert said.count("each job starts a cold process instead") == 1, said
     assert "the warm trusted worker did not start" in said and "no_such_server" in said
 
 

@@ -117,7 +117,7 @@ def test_records_from_the_sandbox_are_refused_unless_well_formed():
 @pytest.fixture(scope="module")
 def grader(tmp_path_factory):
     from autograder.grading.pipeline.grader import grader_for
-    from autograder.grading.sandbox.sandbox import ProcessSandbox
+    from autograder.grading.sandbox.local import ProcessSandbox
 
     return grader_for(
         ASSIGNMENT,

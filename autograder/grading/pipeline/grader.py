@@ -73,9 +73,7 @@ class Grader:
         # None: a grader that identifies submissions and reports on those no grader can read
         # (the hub's grading service, formgrader, a queue's dispatcher) but runs none of them.
         self.sandbox = sandbox
-        # Compiled programs, reused when two submissions export the same program; written and
-        # read by the trusted worker only. The same program on the same test is measured once.
-        self.compile_cache = cache / "xla"
+        # The same program on the same test is measured once, whoever hands it in.
         self.measured = MeasuredPrograms(cache / "measured")
 
     def box(self) -> Sandbox:

@@ -40,7 +40,6 @@ class Setup(Protocol):
     startup: float
     source: Any
     fingerprint_base: str
-    compile_cache: Path
     measured: MeasuredPrograms
 
     @property

@@ -31,9 +31,7 @@ def measure(grading: Grading, checked: Checked) -> Measured:
         verdicts = {i: m["values"]["ok"] for i, m in done.items()}  # a program at scale waits for these too
         done.update({e["id"]: w for e in entries if e["id"] not in done and (w := waits(e.get("after", []), verdicts))})
         pending = [e for e in entries if e["id"] not in done]
-        worker = TrustedWorker(
-            checked.work.root, setup.num_devices, setup.compile_cache, setup.startup, setup.test_timeout
-        )
+        worker = TrustedWorker(checked.work.root, setup.num_devices, setup.startup, setup.test_timeout)
         try:
             done.update(worker.measure(pending, results["meshes"], setup.measured, watch))
         except MeshDiffers as err:

@@ -40,7 +40,6 @@ class MeshDiffers(WorkerStopped):
 class TrustedWorker:
     work: Path  # the grading's own folder: the job file, the progress lines, the log
     num_devices: int
-    compile_cache: Path
     startup: float  # seconds the worker may take to start before its first test
     test_timeout: float  # seconds one test may run
 
@@ -56,7 +55,6 @@ class TrustedWorker:
                 "num_devices": self.num_devices,
                 "meshes": meshes,
                 "progress": str(progress),
-                "compile_cache": str(self.compile_cache),
                 "tests": pending,
             }
             limit = self.startup + self.test_timeout * len(pending)
@@ -136,13 +134,13 @@ def _read_progress(path: Path) -> dict[str, Measurement]:
 
 def _worker_phases(path: Path, started_at: float, watch: Stopwatch) -> None:
     """The trusted worker's start-up (its process started until its meshes were built), each
-    function's measurements (deserialize, refuse or compile, run, compare, census) and the
-    compile cache's hits, from its progress lines."""
+    function's measurements (deserialize, refuse or compile, run, compare, census) and how many
+    programs it compiled, from its progress lines."""
     for line in _progress_lines(path):
         if "ready_at" in line:
             watch.add("trusted: worker start-up", max(0.0, line["ready_at"] - started_at))
         elif "took" in line:
             watch.add(f"trusted: measure {line['id'].rsplit('/', 1)[0]}", line["took"])
-        elif "cache" in line:
-            for name, n in line["cache"].items():
+        elif "counts" in line:
+            for name, n in line["counts"].items():
                 watch.count(name, n)

@@ -25,7 +25,8 @@ from ..pipeline.grader import Grader, grader_for
 from ..reports import leaderboard
 from ..sandbox import limits
 from ..sandbox.docker_sandbox import DockerSandbox
-from ..sandbox.sandbox import ProcessSandbox, Sandbox
+from ..sandbox.local import ProcessSandbox
+from ..sandbox.sandbox import Sandbox
 from ..submission.report import Report
 from ..submission.submissions import Submission, find_submissions
 from .recorder import recorder_for

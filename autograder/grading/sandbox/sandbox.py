@@ -2,9 +2,9 @@
 
 A sandbox runs the runner (``python -m autograder.untrusted.runner JOB/cells.json JOB/plan.json OUT``) on a
 job directory it may only read and a fresh results directory it may write, under a time limit.
-``ProcessSandbox`` is a separate local process with its own session and a clean environment: it
-keeps a hung notebook from hanging the grader, and isolates nothing else. ``DockerSandbox``
-(``docker_sandbox.py``) is the one for strangers' code.
+``ProcessSandbox`` (``local.py``) is a separate local process with its own session and a clean
+environment: it keeps a hung notebook from hanging the grader, and isolates nothing else.
+``DockerSandbox`` (``docker_sandbox.py``) is the one for strangers' code.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,8 +20,6 @@ from pathlib import Path
 from typing import Protocol
 
 from ...core.protocol import CELLS, PLAN
-from ...core.quick_compile import runner_env
-from .package import untrusted_pythonpath
 
 LOG_TAIL_BYTES = 2000
 RUNNER = "autograder.untrusted.runner"
@@ -193,34 +189,3 @@ def runner_argv(python: str, job: Path | str, out: Path | str, *flags: str, warm
     """The runner's command line; ``warm``: it starts ahead of its job and waits this long for it."""
     ahead = [f"--warm={warm:g}"] if warm else []
     return [python, *flags, "-m", RUNNER, *ahead, f"{job}/{CELLS}", f"{job}/{PLAN}", str(out)]
-
-
-class ProcessSandbox:
-    """The runner as a separate local process: for development and for a student's own check,
-    where the code is one's own. It isolates nothing: the code can read and write what the
-    grader's user can, and reach the network. It imports the same untrusted side as a container
-    does, so a notebook that needs the trusted side fails here as it would there."""
-
-    name = "process"
-    isolates = False
-
-    def workspace(self, prefix: str) -> Path:
-        return Path(tempfile.mkdtemp(prefix=prefix))
-
-    def release(self, path: Path) -> None:
-        """Nothing was started for it."""
-
-    def close(self) -> None:
-        """Nothing runs ahead."""
-
-    def run(self, job: Path, out: Path, timeout: float, cache: CompileCache | None = None) -> Outcome:
-        """``cache`` is used as it is, read-only or not: nothing here could keep the code from it."""
-        home = job.parent / "home"
-        home.mkdir()
-        argv = runner_argv(sys.executable, job, out, "-S")
-        env = {**clean_env(home), **runner_env(), "PYTHONPATH": untrusted_pythonpath()}
-        env.update(cache.env(str(cache.path)) if cache else {})
-        return run_process(argv, home, env, job.parent / "runner.log", Deadline(timeout))
-
-    def clear(self, path: Path) -> None:
-        """Nothing to add: the code ran as the grader's own user, who can remove all it wrote."""

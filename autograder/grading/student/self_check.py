@@ -38,7 +38,7 @@ from ..pipeline.references import Provider, ReferenceFailed, ensure
 from ..pipeline.trusted_worker import evaluation
 from ..reports import figures, signature_view
 from ..reports.feedback import detail_html
-from ..sandbox.sandbox import ProcessSandbox
+from ..sandbox.local import ProcessSandbox
 from ..submission.notebooks import NotebookError, assignment_of, read
 from ..submission.report import Report
 

@@ -22,7 +22,7 @@ from traitlets.config import Config
 from autograder.core import records
 from autograder.core.course import tool_env
 from autograder.grading.pipeline.grader import grader_for
-from autograder.grading.sandbox.sandbox import ProcessSandbox
+from autograder.grading.sandbox.local import ProcessSandbox
 from autograder.grading.submission.report import Report
 from classroom.grading.formgrader import AUTOGRADE_PREPROCESSORS, GradedByTheService
 from classroom.queue.inbox import Inbox

@@ -1,0 +1,27 @@
+"""The local sandbox's runner, warm: the core's fork server (``core/forkserver.py``) with JAX
+imported once, forking a child that runs ``runner.main`` for each submission, as a cold
+``python -m autograder.untrusted.runner`` would. It serves ``ProcessSandbox`` only: a container
+runs one submission and is removed, so nothing there outlives a job to fork from.
+
+    python -m autograder.untrusted.forkserver
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..core import forkserver
+from ..core.quick_compile import runner_flags
+from .runner import WARM_IMPORTS
+
+ENTRY = "autograder.untrusted.runner"
+
+
+def main() -> int:
+    os.environ["XLA_FLAGS"] = runner_flags()  # as the runner sets them, before its JAX is imported
+    return forkserver.run(WARM_IMPORTS, ENTRY, "the warm runner")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
