@@ -17,6 +17,7 @@ ranks faster is faster where those are alike.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -176,13 +177,17 @@ class _Rates:
     machine: Machine
     calibration: Calibration | None
 
-    def compute(self, flops: float) -> float:
+    @functools.cached_property
+    def per_flop(self) -> float:
+        """Seconds per FLOP: read once, as a projection asks for a time hundreds of times."""
         shares = self.dots or {"bf16": 1.0}
-        per_flop = sum(
+        return sum(
             share / self.machine.peak_flops(*_dtype_precision(kind)) / matmul_fraction(self.calibration, kind)
             for kind, share in shares.items()
         )
-        return flops * per_flop
+
+    def compute(self, flops: float) -> float:
+        return flops * self.per_flop
 
     def memory(self, nbytes: float) -> float:
         return nbytes / self.machine.hbm_bytes_per_s / (self.calibration.memory if self.calibration else 1.0)
