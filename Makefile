@@ -102,8 +102,10 @@ bench: venv
 # Linux, macOS and Windows, each pin's markers saying where it applies. The image locks are for
 # the images' own Python 3.11 on Linux, constrained by dev.lock (their .in files say -c dev.lock:
 # one JAX everywhere); tpu needs manylinux_2_31 for libtpu. An existing lock's versions are kept
-# where they still resolve.
-UV := $(PYTHON) -m uv pip compile --generate-hashes
+# where they still resolve. rfc3987-syntax (and lark, its only user) is left out: jsonschema
+# imports it when present, for one string format nothing here checks, and it builds a grammar
+# as it is imported, a second of every process that imports nbformat or a Jupyter server.
+UV := $(PYTHON) -m uv pip compile --generate-hashes --no-emit-package rfc3987-syntax --no-emit-package lark
 lock:
 	$(PYTHON) -m pip install --quiet uv==0.13.9
 	$(UV) requirements/dev.in --universal --python-version 3.11 -o requirements/dev.lock
