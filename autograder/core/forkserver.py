@@ -77,8 +77,10 @@ def child(request: ForkRequest, entry: str) -> None:
         os.dup2(log, 2)
         os.close(log)
         os.close(null)
+        # Buffered as a cold process's are when written to a file: stdout by blocks, stderr by
+        # lines, so a job that dies mid-way leaves the same last output either way.
         sys.stdin = open(0, closefd=False)  # noqa: SIM115  (the process's own descriptors)
-        sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
         os.chdir(request["cwd"])
         os.environ["HOME"] = request["cwd"]

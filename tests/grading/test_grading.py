@@ -27,7 +27,7 @@ RUNS = [("process", a) for a in ASSIGNMENTS] + [("docker", "02_sharded_matmul")]
 # Short limits so that the loops in the library cost seconds, not minutes; 02's notebook measures
 # every function on the way, so it needs longer to run.
 LIMITS = {
-    "01_collectives": {"timeout": 40, "test_timeout": 4, "startup": 30},
+    "01_collectives": {"timeout": 20, "test_timeout": 4, "startup": 30},
     "02_sharded_matmul": {"timeout": 120, "test_timeout": 8, "startup": 30},
     "04_fsdp_tensor_parallel": {"timeout": 120, "test_timeout": 8, "startup": 30},
     "05_transformer_parallel": {"timeout": 120, "test_timeout": 8, "startup": 30},

@@ -84,3 +84,17 @@ def test_a_run_that_may_write_the_cache_starts_cold(grader, course, tmp_path):
     assert outcome.status == "ok", outcome.log_tail
     assert seen["parent"] == os.getpid() and writable.path not in local._WARM_RUNNERS
     assert any(writable.path.iterdir()), "a cold runner on a writable cache keeps what it compiles"
+
+
+def test_a_runner_that_dies_mid_way_leaves_the_same_last_output_forked_or_cold(grader, tmp_path):
+    """Its output is buffered as a cold process's is when written to a file: what it printed last
+    before ``os._exit`` is lost the same way (a snapshot records that last output)."""
+    cells = [{"grade_id": None, "source": "for i in range(3):\n    print('line', i)\nimport os\nos._exit(9)"}]
+    outcomes = []
+    for name, box in (("cold", ProcessSandbox(forks=False)), ("forked", grader.sandbox)):
+        (tmp_path / name).mkdir()
+        work = workspace(grader, cells, tmp_path / name)
+        outcomes.append(box.run(work.job, work.out, grader.timeout, grader.sandbox_cache))
+    cold, forked = outcomes
+    assert (cold.status, cold.reason) == (forked.status, forked.reason) == ("crashed", "exited with status 9")
+    assert forked.log_tail == cold.log_tail

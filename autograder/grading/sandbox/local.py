@@ -11,7 +11,7 @@ from pathlib import Path
 from ...core.quick_compile import runner_env
 from .forked import ServerCommand, Shared
 from .package import untrusted_pythonpath
-from .sandbox import CompileCache, Deadline, Outcome, clean_env, run_process, runner_argv
+from .sandbox import CompileCache, Deadline, Outcome, clean_env, run_process, runner_args, runner_argv
 
 FORKSERVER = "autograder.untrusted.forkserver"
 
@@ -48,7 +48,7 @@ class ProcessSandbox:
         home.mkdir()
         log, deadline = job.parent / "runner.log", Deadline(timeout)
         if self.forks and (cache is None or not cache.writable):
-            forked = warm_runner(cache).run(runner_argv("", job, out)[3:], home, log, deadline)
+            forked = warm_runner(cache).run(runner_args(job, out), home, log, deadline)
             if forked is not None:
                 return forked
         argv = runner_argv(sys.executable, job, out, "-S")

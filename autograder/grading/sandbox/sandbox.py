@@ -188,4 +188,9 @@ def _tail(log: Path) -> str:
 def runner_argv(python: str, job: Path | str, out: Path | str, *flags: str, warm: float = 0.0) -> list[str]:
     """The runner's command line; ``warm``: it starts ahead of its job and waits this long for it."""
     ahead = [f"--warm={warm:g}"] if warm else []
-    return [python, *flags, "-m", RUNNER, *ahead, f"{job}/{CELLS}", f"{job}/{PLAN}", str(out)]
+    return [python, *flags, "-m", RUNNER, *ahead, *runner_args(job, out)]
+
+
+def runner_args(job: Path | str, out: Path | str) -> list[str]:
+    """The runner's own arguments: its job's cells and plan, and where its results go."""
+    return [f"{job}/{CELLS}", f"{job}/{PLAN}", str(out)]

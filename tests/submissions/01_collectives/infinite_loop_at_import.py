@@ -2,5 +2,5 @@
 times out and scores nothing."""
 
 STATUS = "timeout"
-MESSAGE = "the notebook did not finish within 40 s"
+MESSAGE = "the notebook did not finish within 20 s"
 EXTRA_CELL = "while True:\n    pass"
