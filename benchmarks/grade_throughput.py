@@ -179,6 +179,7 @@ def sandbox_overhead(course, repeats: int) -> dict[str, float]:
     runs = {  # name: (sandbox, cores the runner may use)
         "container, every core": (DockerSandbox(DEFAULT_IMAGE, Limits(cpus=float(len(mine))), client), mine),
         "bare, every core": (ProcessSandbox(forks=False), mine),
+        "forked, every core": (ProcessSandbox(), mine),  # what --sandbox process runs now
         "container, class quota": (DockerSandbox(DEFAULT_IMAGE, Limits(), client), mine),
         "bare, as many cores": (ProcessSandbox(forks=False), set(sorted(mine)[: max(1, int(quota))])),
     }
