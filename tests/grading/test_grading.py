@@ -3,7 +3,8 @@ the reason it should, in every assignment and through every sandbox."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
@@ -13,6 +14,7 @@ from autograder.grading.sandbox.docker_sandbox import DockerSandbox
 from autograder.grading.sandbox.limits import Limits
 from autograder.grading.sandbox.local import ProcessSandbox
 from autograder.grading.sandbox.sandbox import Sandbox
+from autograder.grading.submission.report import Report
 
 from ..helpers import snapshot
 from ..helpers.course import ASSIGNMENTS, full_marks, solved_notebook, total, write_submission
@@ -109,13 +111,45 @@ def test_every_ring_size_is_graded(graders):
             assert sizes == {2, 4, 8} and any(len(c.mesh_spec.shape) == 2 for c in task.cases), task.name
 
 
+WRONG_TEST = "test_wrong_submission_loses_exactly_its_points"
+
+
+@pytest.fixture(scope="module")
+def graded_wrong(request, graders, course, tmp_path_factory) -> Iterator[Callable[[str, str, str], Future[Report]]]:
+    """A wrong submission's report to come. The first test of a run hands in all of that run's
+    selected wrong submissions, graded two at a time as ``jaxcourse grade --jobs 2`` does (a
+    notebook's kernel and its layouts mostly wait on one thread), and each test reads its own: a
+    grader's error stays with its submission."""
+    selected = {
+        (params["sandbox"], params["assignment"], params["wrong"].name)
+        for item in request.session.items
+        if item.module is request.module and getattr(item, "originalname", "") == WRONG_TEST
+        for params in [item.callspec.params]
+    }
+    pool = ThreadPoolExecutor(2)
+    futures: dict[tuple[str, str, str], Future[Report]] = {}
+
+    def get(sandbox: str, assignment: str, name: str) -> Future[Report]:
+        if (sandbox, assignment, name) not in futures:
+            grader = graders(sandbox, assignment)
+            folder = tmp_path_factory.mktemp(f"{sandbox}-{assignment}")
+            for wrong in wrong_submissions(assignment):
+                if (sandbox, assignment, wrong.name) in selected:
+                    nb = solved_notebook(course, wrong.functions, wrong.extra_cell, assignment)
+                    notebook = write_submission(folder, wrong.name, nb, assignment)
+                    futures[sandbox, assignment, wrong.name] = pool.submit(grader.grade, wrong.name, notebook)
+        return futures[sandbox, assignment, name]
+
+    yield get
+    pool.shutdown(cancel_futures=True)
+
+
 @pytest.mark.parametrize("sandbox, assignment, wrong", _runs(lambda s, a: [(w,) for w in wrong_submissions(a)]))
 def test_wrong_submission_loses_exactly_its_points(
-    sandbox: str, assignment: str, wrong: WrongSubmission, graders, course, tmp_path
+    sandbox: str, assignment: str, wrong: WrongSubmission, graders, graded_wrong
 ):
     grader = graders(sandbox, assignment)
-    nb = solved_notebook(course, wrong.functions, wrong.extra_cell, assignment)
-    report = grader.grade(wrong.name, write_submission(tmp_path, wrong.name, nb, assignment))
+    report = graded_wrong(sandbox, assignment, wrong.name).result()
     snapshot.assert_matches(report, f"{assignment}/{sandbox}/{wrong.name}")
     assert report.status == wrong.status, report.message
     if wrong.status != "graded":
