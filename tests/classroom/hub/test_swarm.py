@@ -443,7 +443,7 @@ def trickle():
     sock.sendall((head + "Content-Length: 1000000\\r\\n\\r\\n").encode() + b'{{"files": {{"a.ipynb": "')
     return sock
 held = [trickle(), trickle()]
-time.sleep(1)
+time.sleep(3)  # the exchange has read both heads, on a loaded machine too
 with trickle() as sock:
     seen["a third at once"] = answer(sock)
 print(json.dumps({{k: v.splitlines()[0] + " " + v.rpartition("\\n")[2] for k, v in seen.items()}}))
