@@ -6,10 +6,8 @@ from __future__ import annotations
 import pytest
 
 from autograder.engine import images
-from autograder.engine.containers import remove
 from autograder.mesh import use_cpu_devices
 
-from .helpers import background, offline_notebooks, python313
 from .helpers.cluster import session_cluster
 from .helpers.course import REPO, copy_course
 from .helpers.engine import clear_dead_classes, engine_lock, unavailable
@@ -64,44 +62,6 @@ def client(tmp_path_factory: pytest.TempPathFactory):
         if cleared:
             print(f"\nstopped classes a killed test session left running: {', '.join(cleared)}")
         yield engine
-
-
-@pytest.fixture(scope="session", autouse=True)
-def python313_suite(request: pytest.FixtureRequest):
-    """The Python 3.13 container's suite, started with the session when its test runs in it
-    (``tests/helpers/background.py``): about 400 CPU s that need nothing of the other tests.
-    What the run lacks, as ``(what, how)``, where CI's setup did not make it."""
-    if not background.selected(request, python313.TEST):
-        yield None
-        return
-    engine = request.getfixturevalue("client")
-    lacking = python313.missing(engine)
-    if lacking:
-        yield lacking
-        return
-    container = python313.start(engine)
-    try:
-        yield container
-    finally:
-        remove(container)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def released_notebooks_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    """Every lecture and release run offline in the cpu image, started with the session when its
-    test runs in it: about 300 CPU s that need only the image."""
-    if not background.selected(request, offline_notebooks.TEST):
-        yield None
-        return
-    engine, image = background.fixture_value(request, "client"), background.fixture_value(request, "cpu_image")
-    if engine is None or image is None:
-        yield None
-        return
-    run = offline_notebooks.start(engine, image, request.getfixturevalue("sources"), tmp_path_factory.mktemp("out"))
-    try:
-        yield run
-    finally:
-        remove(run.container)
 
 
 @pytest.fixture(scope="session")
