@@ -18,7 +18,7 @@ from autograder.grading.submission.report import Report
 
 from ..helpers import snapshot
 from ..helpers.course import ASSIGNMENTS, full_marks, solved_notebook, total, write_submission
-from ..helpers.submissions import WrongSubmission, wrong_submissions
+from ..helpers.submissions import WrongSubmission, selected_wrong, wrong_submissions
 
 pytestmark = pytest.mark.slow
 
@@ -111,21 +111,13 @@ def test_every_ring_size_is_graded(graders):
             assert sizes == {2, 4, 8} and any(len(c.mesh_spec.shape) == 2 for c in task.cases), task.name
 
 
-WRONG_TEST = "test_wrong_submission_loses_exactly_its_points"
-
-
 @pytest.fixture(scope="module")
 def graded_wrong(request, graders, course, tmp_path_factory) -> Iterator[Callable[[str, str, str], Future[Report]]]:
     """A wrong submission's report to come. The first test of a run hands in all of that run's
     selected wrong submissions, graded two at a time as ``jaxcourse grade --jobs 2`` does (a
     notebook's kernel and its layouts mostly wait on one thread), and each test reads its own: a
     grader's error stays with its submission."""
-    selected = {
-        (params["sandbox"], params["assignment"], params["wrong"].name)
-        for item in request.session.items
-        if item.module is request.module and getattr(item, "originalname", "") == WRONG_TEST
-        for params in [item.callspec.params]
-    }
+    selected = {(p["sandbox"], p["assignment"], p["wrong"].name) for p in selected_wrong(request)}
     pool = ThreadPoolExecutor(2)
     futures: dict[tuple[str, str, str], Future[Report]] = {}
 

@@ -175,3 +175,13 @@ def case_problems(case: WrongSubmission) -> list[str]:
     if "MESSAGE" in case.names:
         problems.append("a graded attack's report message is exactly '': it has no MESSAGE")
     return problems
+
+
+def selected_wrong(request: Any, test: str = "test_wrong_submission_loses_exactly_its_points") -> list[dict[str, Any]]:
+    """The parameters of each of ``request``'s module's ``test`` that this session runs: a fixture
+    that grades them ahead, two at a time, grades those only (``-k`` still grades one)."""
+    return [
+        item.callspec.params
+        for item in request.session.items
+        if item.module is request.module and getattr(item, "originalname", "") == test
+    ]

@@ -28,7 +28,7 @@ from autograder.trusted.training import records
 
 from ..helpers import snapshot
 from ..helpers.course import REPO, full_marks, reference_sources, solved_source, total
-from ..helpers.submissions import wrong_submission, wrong_submissions
+from ..helpers.submissions import selected_wrong, wrong_submission, wrong_submissions
 
 ASSIGNMENT = "03_multiprocess_training"
 SPEC = spec.ASSIGNMENT
@@ -182,9 +182,6 @@ def test_reference_scores_full_marks_in_the_docker_sandbox(grader, cpu_image, cl
     assert report.score == report.max_score == total(ASSIGNMENT)
 
 
-WRONG_TEST = "test_wrong_submission_loses_exactly_its_points"
-
-
 @pytest.fixture(scope="module")
 def graded_wrong(request, grader, tmp_path_factory) -> dict[str, Future]:
     """The session's wrong submissions graded two at a time, as ``jaxcourse grade --jobs 2``
@@ -192,11 +189,7 @@ def graded_wrong(request, grader, tmp_path_factory) -> dict[str, Future]:
     limit, so a pair takes little longer than one. Each test reads its own (a grader's error
     stays with its submission). The notebooks are written first, in this thread: CPython 3.11's
     ``ast.parse`` (``solved_source``) raised SystemError once in a grading thread, cause unknown."""
-    selected = {
-        item.callspec.params["wrong"].name
-        for item in request.session.items
-        if item.module is request.module and getattr(item, "originalname", "") == WRONG_TEST
-    }
+    selected = {p["wrong"].name for p in selected_wrong(request)}
     tmp = tmp_path_factory.mktemp("wrong")
     with ThreadPoolExecutor(2) as pool:
         return {
