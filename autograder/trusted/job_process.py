@@ -20,6 +20,7 @@ from typing import Any
 
 from ..core.errors import JaxcourseError
 from ..core.mesh import MeshSpec, mesh_signature, use_cpu_devices
+from ..core.mlir_context import share_per_thread
 from . import reference
 from .jobs import (
     Counts,
@@ -111,6 +112,7 @@ def measure_submission(job: MeasureJob, compiled: dict[str, int]) -> None:
 def main(argv: list[str]) -> int:
     job: WorkerJob = json.loads(Path(argv[0]).read_text())
     use_cpu_devices(job["num_devices"])
+    share_per_thread()  # its lowerings reuse MLIR contexts (core/mlir_context.py)
     if job["mode"] == "reference":
         store_references(job)
         return 0

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.files import write_atomic
+from ..core.mlir_context import share_per_thread
 from ..core.profile import Stopwatch
 from ..core.protocol import (
     ARTIFACTS,
@@ -212,6 +213,7 @@ def main(argv: list[str]) -> int:
         from ..core.mesh import use_cpu_devices
 
         use_cpu_devices(plan["num_devices"])
+    share_per_thread()  # the cells' lowerings and the exports reuse MLIR contexts (core/mlir_context.py)
     # An artifact is the computation alone: no file names or line numbers in its locations, so
     # the same computation written two ways (comments, blank lines, names) is one program, which
     # the trusted side measures and compiles once for the whole class.
