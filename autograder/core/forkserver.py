@@ -8,7 +8,8 @@ runner's (``untrusted/forkserver.py``); ``grading/sandbox/forked.py`` drives eit
 
 One JSON line per request on stdin (``ForkRequest``), one JSON line per event on stdout
 (``Forked`` when a child starts, ``Exited`` when it ends, with its exit status as ``subprocess``
-writes it: negative for a signal). The backends are never started here: XLA's threads do not
+writes it, negative for a signal, and the CPU seconds it used: a profile's only measure of what
+one job cost while others run beside it). The backends are never started here: XLA's threads do not
 survive a fork, so each child starts its own, with its own device count.
 """
 
@@ -47,6 +48,7 @@ class Forked(TypedDict):
 class Exited(TypedDict):
     pid: int
     status: int  # as subprocess writes it: negative for the signal that ended it
+    cpu: float  # user and system seconds of the child and of every process it waited for
 
 
 class NotForkSafe(JaxcourseError):
@@ -122,10 +124,11 @@ def serve(requests: int, events: TextIO, entry: str) -> None:
                 children.add(pid)
                 emit({"tag": request["tag"], "pid": pid})
         for pid in list(children):
-            done, status = os.waitpid(pid, os.WNOHANG)
+            done, status, usage = os.wait4(pid, os.WNOHANG)
             if done:
                 children.discard(pid)
-                emit({"pid": pid, "status": os.waitstatus_to_exitcode(status)})
+                cpu = round(usage.ru_utime + usage.ru_stime, 3)
+                emit({"pid": pid, "status": os.waitstatus_to_exitcode(status), "cpu": cpu})
         if not open_:
             for pid in children:  # the grader is gone: so are its jobs
                 _kill_group(pid)

@@ -219,3 +219,36 @@ def test_the_workers_import_the_package_that_started_them_installed_or_not(tmp_p
         [sys.executable, "-S", "-c", "import autograder"], cwd=tmp_path, env=bare, capture_output=True, text=True
     )
     assert "No module named 'autograder'" in missing.stderr
+
+
+BURNER = '''
+import subprocess, sys, time
+
+def main(argv):
+    """Spin for argv[0] seconds of CPU here and as long in a child it waits for, then sleep argv[1]."""
+    spin = "import time\\nend = time.process_time() + {0}\\nwhile time.process_time() < end: pass"
+    subprocess.run([sys.executable, "-c", spin.format(argv[0])], check=True)
+    exec(spin.format(argv[0]))
+    time.sleep(float(argv[1]))
+    return 0
+'''
+
+
+@pytest.mark.parametrize(("spin", "sleep"), [(0.6, 0.0), (0.0, 1.2)], ids=["busy", "idle"])
+def test_a_forked_job_is_charged_the_cpu_it_and_its_children_used(spin, sleep, tmp_path):
+    """A profile's CPU seconds per job are the kernel's count for its child (and what that child
+    waited for), not its wall time: two jobs side by side each report their own."""
+    (tmp_path / "burner.py").write_text(BURNER)
+    serve = (
+        "import sys; from autograder.core import forkserver; sys.exit(forkserver.run((), 'burner', 'a test server'))"
+    )
+    env = {**worker_process.trusted_env(tmp_path), "PYTHONPATH": f"{worker_process.ROOT.parent}:{tmp_path}"}
+    shared = forked.Shared(lambda: forked.ServerCommand([sys.executable, "-c", serve], env, "a test server"))
+    try:
+        outcome = shared.run([str(spin), str(sleep)], tmp_path, tmp_path / "job.log", Deadline(60))
+    finally:
+        if shared.server is not None:
+            shared.server.stop()
+    assert outcome is not None and outcome.status == "ok", outcome
+    cpu = outcome.phases[forked.CPU]
+    assert 2 * spin <= cpu < 2 * spin + 0.5, cpu  # both spins, and the child's Python starting

@@ -224,10 +224,12 @@ def test_grade_profile_says_where_the_time_went(graded_class, course):
     assert seconds["record"][1] == STUDENTS
     assert seconds["runner: run the cells"][1] == seconds["sandbox: all"][1] == 3
     assert seconds["sandbox: all"][0] >= seconds["runner: run the cells"][0]
+    assert seconds["sandbox: CPU"][1] == 3 and seconds["sandbox: CPU"][0] > 0  # each forked runner's own
     assert seconds["trusted: all"][1] == 2
     measured_here = 2 * len(grader_for(ASSIGNMENT, course).tests) - counts["measurements reused"]
     if measured_here:
         assert 1 <= seconds["trusted: worker start-up"][1] <= 2 and "programs compiled" in counts
+        assert seconds["trusted: CPU"][1] == seconds["trusted: worker start-up"][1]
     else:
         assert "trusted: worker start-up" not in seconds  # every program was seen before
 

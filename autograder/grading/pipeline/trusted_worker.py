@@ -66,6 +66,7 @@ class TrustedWorker:
             measured.remember(pending, meshes, found)
             done.update(found)
             _worker_phases(progress, outcome.started_at, watch)
+            watch.update(outcome.phases, "trusted: ")  # a forked worker's CPU seconds
             progress.unlink(missing_ok=True)  # a worker started again for the rest writes anew
             pending = [t for t in pending if t["id"] not in done]
             if pending and outcome.status != "ok":

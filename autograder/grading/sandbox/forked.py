@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT = 60.0  # seconds a server may take to import JAX and say it is ready
 KILLED = -9  # the status of a child whose server died under it: its group is killed
+CPU = "CPU"  # the phase, in an outcome's, that holds a forked job's CPU seconds
 
 
 class ServerGone(JaxcourseError):
@@ -52,6 +53,7 @@ class ForkServer:
     home: Path
     what: str
     exits: dict[int, int] = field(default_factory=dict)  # pid -> exit status
+    cpu: dict[int, float] = field(default_factory=dict)  # pid -> CPU seconds, once it has exited
     forked: dict[int, int] = field(default_factory=dict)  # tag -> pid
     live: set[int] = field(default_factory=set)
     orphans: set[int] = field(default_factory=set)  # children killed because the server died
@@ -115,6 +117,7 @@ class ForkServer:
                         self.live.add(event["pid"])
                     else:
                         self.exits[event["pid"]] = event["status"]
+                        self.cpu[event["pid"]] = event["cpu"]
                         self.live.discard(event["pid"])
                     self.changed.notify_all()
         except (ValueError, KeyError, TypeError):
@@ -166,6 +169,11 @@ class ForkedChild:
             self.server.changed.wait_for(lambda: self.pid in self.server.exits)
             return self.server.exits.pop(self.pid)
 
+    def cpu_seconds(self) -> float | None:
+        """What the child used, once it has exited (none for one killed with its server)."""
+        with self.server.changed:
+            return self.server.cpu.pop(self.pid, None)
+
 
 class Shared:
     """A grading process's one server of a kind, started when first needed (``command`` says
@@ -205,6 +213,9 @@ class Shared:
             except ServerGone:
                 continue
             outcome = watch(child, log, deadline)
+            cpu = child.cpu_seconds()
+            if cpu is not None:
+                outcome.phases[CPU] = cpu
             if not child.orphaned:
                 return outcome
             if deadline.progress is not None:
