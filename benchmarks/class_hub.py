@@ -29,12 +29,12 @@ from tests.helpers.classroom import class_course, wait_for  # noqa: E402
 from tests.helpers.course import ASSIGNMENT, copy_course, solved_notebook  # noqa: E402
 from tests.helpers.hub import (  # noqa: E402
     User,
-    free_port,
     jaxcourse,
     put_notebook,
     resolve_localhost_subdomains,
     submitted,
 )
+from tests.helpers.net import free_port  # noqa: E402
 
 HOST_MEMORY_GIB = 24  # this machine's
 

@@ -32,7 +32,8 @@ sys.path.insert(0, str(REPO))
 from classroom.hub.deploy import LOCAL_DOMAIN  # noqa: E402
 from tests.helpers.classroom import class_course  # noqa: E402
 from tests.helpers.course import copy_course  # noqa: E402
-from tests.helpers.hub import User, free_port, jaxcourse, resolve_localhost_subdomains  # noqa: E402
+from tests.helpers.hub import User, jaxcourse, resolve_localhost_subdomains  # noqa: E402
+from tests.helpers.net import free_port  # noqa: E402
 
 
 def api_latencies(user: User, seconds: float) -> list[float]:

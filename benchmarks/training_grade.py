@@ -36,8 +36,9 @@ def main() -> None:
     import nbformat
 
     from autograder.core.course import Course
-    from autograder.engine import images, limits
+    from autograder.engine import images
     from autograder.grading.pipeline.grader import grader_for
+    from autograder.grading.sandbox import limits
     from autograder.grading.sandbox.docker_sandbox import DockerSandbox
     from autograder.grading.sandbox.local import ProcessSandbox
 
