@@ -5,6 +5,8 @@ conftest."""
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -107,8 +109,6 @@ OWN = ("autograder", "classroom", "jaxcourse", "tests")
 
 def _missing_names(path: Path) -> list[str]:
     """What ``path`` imports by name from the repository's own modules that is not there."""
-    import importlib
-
     missing = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in OWN:
