@@ -4,7 +4,9 @@ another. Nothing runs in the server but the imports and the forks: a job that ha
 corrupts its process ends with its child.
 
 Each side has its own: the trusted worker's (``trusted/forkserver.py``) and the local sandbox's
-runner's (``untrusted/forkserver.py``); ``grading/sandbox/forked.py`` drives either.
+runner's (``untrusted/forkserver.py``); ``grading/sandbox/forked.py`` drives either. A docker
+sandbox's lane (``untrusted/lane.py``) forks with the same parts (``redirect``, ``run_entry``,
+``end``) and more care.
 
 One JSON line per request on stdin (``ForkRequest``), one JSON line per event on stdout
 (``Forked`` when a child starts, ``Exited`` when it ends, with its exit status as ``subprocess``
@@ -72,29 +74,44 @@ def child(request: ForkRequest, entry: str) -> None:
     code = 1
     try:
         os.setsid()
-        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(log)
-        os.close(null)
-        # Buffered as a cold process's are when written to a file: stdout by blocks, stderr by
-        # lines, so a job that dies mid-way leaves the same last output either way.
-        sys.stdin = open(0, closefd=False)  # noqa: SIM115  (the process's own descriptors)
-        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-        sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+        redirect(os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
         os.chdir(request["cwd"])
         os.environ["HOME"] = request["cwd"]
-        module = importlib.import_module(entry)
-        sys.argv = [str(module.__file__), *request["argv"]]
-        code = module.main(request["argv"])
+        code = run_entry(entry, request["argv"])
     except BaseException:
         traceback.print_exc()
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        end(code)
+
+
+def redirect(output: int) -> None:
+    """stdin from /dev/null, stdout and stderr into ``output`` (closed here), in place of the
+    server's pipes; buffered as a cold process's are when written to a file: stdout by blocks,
+    stderr by lines, so a job that dies mid-way leaves the same last output either way."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.close(output)
+    os.close(null)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115  (the process's own descriptors)
+    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+
+
+def run_entry(entry: str, argv: list[str]) -> int:
+    """``entry``'s ``main(argv)``, its ``sys.argv`` what a cold ``python -m entry ARGV`` has."""
+    module = importlib.import_module(entry)
+    sys.argv = [str(module.__file__), *argv]
+    code: int = module.main(argv)
+    return code
+
+
+def end(code: int) -> None:
+    """A child's end: what it wrote flushed, then out without running the server's exit handlers."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def serve(requests: int, events: TextIO, entry: str) -> None:
