@@ -36,7 +36,7 @@ def register(sub: Subparsers) -> None:
         "--sandbox",
         choices=("docker", "process"),
         default="docker",
-        help="docker (default): a locked-down container per submission",
+        help="docker (default): locked-down containers, a lane per job it grades at once",
     )
     p.add_argument("--image", default=batch.DEFAULT_IMAGE, help="the sandbox's image (default %(default)s)")
     p.add_argument("--cache", type=Path, help="reference results and compiled programs (default: under $TMPDIR)")
@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     course = Course.find(args.course) if args.course else Course.find()
     if args.course:
         os.environ.setdefault(environment.ROOT, str(course.root))  # the image check finds the lock here
-    host = grading_worker.open_worker(course, args.sandbox, args.image, args.cache, outcome_key(args.broker))
     concurrency = args.concurrency or limits.load(course.root, "").default_jobs()
+    key = outcome_key(args.broker)
+    host = grading_worker.open_worker(course, args.sandbox, args.image, args.cache, key, lanes=concurrency)
     grading_worker.serve(host, args.broker, concurrency, job_seconds(course))
     return 0

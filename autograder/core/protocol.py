@@ -21,7 +21,6 @@ ARTIFACTS = "artifacts.npz"
 CELLS = "cells.json"
 PLAN = "plan.json"
 HIDDEN_PLAN = "hidden.json"  # {"tests": [PlannedCall, ...]}, written by the grader after the seal
-START = "start"  # written by a warm sandbox once the job is in place: the runner, waiting, begins
 HIDDEN_RESULTS = "hidden-results.json"
 HIDDEN_ARTIFACTS = "hidden-artifacts.npz"
 MAX_MESSAGE = 600  # characters of the sandbox's own words the grader keeps for one message

@@ -1,7 +1,7 @@
 """The local sandbox's runner, warm: the core's fork server (``core/forkserver.py``) with JAX
 imported once, forking a child that runs ``runner.main`` for each submission, as a cold
-``python -m autograder.untrusted.runner`` would. It serves ``ProcessSandbox`` only: a container
-runs one submission and is removed, so nothing there outlives a job to fork from.
+``python -m autograder.untrusted.runner`` would. It serves ``ProcessSandbox``, where the code is
+one's own; a container's lane forks its own way, each child a user of its own (``lane.py``).
 
     python -m autograder.untrusted.forkserver
 """

@@ -4,10 +4,7 @@ Runs inside the sandbox, never in the grader's process. It writes plain data onl
 exported artifacts (array programs, no Python) as byte arrays in one ``.npz``. Scores are decided
 elsewhere, on inputs this process never sees.
 
-    python -m autograder.untrusted.runner [--warm=SECONDS] CELLS_JSON PLAN_JSON OUT_DIR
-
-``--warm``: started ahead of its job (a warm sandbox), it imports JAX first, then waits up to
-SECONDS for the job folder's ``START`` file, and begins then; with none by then, it exits.
+    python -m autograder.untrusted.runner CELLS_JSON PLAN_JSON OUT_DIR
 
 Only ``core``, ``specs``, ``harness`` and this folder are in the sandbox: the code that decides
 scores is not there to be read or patched. The hidden cases come last, and only once the grader
@@ -38,7 +35,6 @@ from ..core.protocol import (
     HIDDEN_PLAN,
     HIDDEN_RESULTS,
     RESULTS,
-    START,
     VERSION,
     CallResult,
     Cell,
@@ -178,29 +174,8 @@ def mesh_signatures(sigs: list[Signature]) -> dict[str, Any]:
 WARM_IMPORTS = ("jax", "jax.numpy", "numpy", "autograder.harness.calls")  # what every notebook's run imports
 
 
-def warm_start(flag: str, job: Path) -> bool:
-    """Import what every run imports, then wait for ``START`` (polled: the grader's files appear
-    through a read-only mount); False if it does not come in time."""
-    import importlib
-
-    for module in WARM_IMPORTS:
-        importlib.import_module(module)
-    deadline = time.monotonic() + float(flag.removeprefix("--warm="))
-    while not (job / START).exists():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True
-
-
 def main(argv: list[str]) -> int:
     os.environ["XLA_FLAGS"] = runner_flags()  # before JAX starts: the quick compiles its XLA knows
-    if argv and argv[0].startswith("--warm="):
-        flag, argv = argv[0], argv[1:]
-        if sys.argv[1:2] == [flag]:
-            del sys.argv[1]  # the notebook sees the command line a cold runner has
-        if not warm_start(flag, Path(argv[0]).parent):
-            return 0  # no job came: the warm sandbox is removed unused
     entered_at, watch = time.time(), Stopwatch()
     cells_path, plan_path, out_dir = argv
     out = Path(out_dir)

@@ -54,6 +54,7 @@ class Worker:
     image_lock: str  # the lock digest the sandbox's image was built from
     cache: Path
     key: bytes  # what its outcomes are signed with (jobs.outcome_key)
+    lanes: int = 0  # long-lived sandbox containers per assignment: as many as it grades at once
     hostname: str = field(default_factory=socket.gethostname)
     _graders: dict[str, Grader] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -62,7 +63,7 @@ class Worker:
         with self._lock:
             if assignment not in self._graders:
                 lim = limits.load(self.course.root, assignment)  # the sandbox's memory and CPUs
-                sandbox = open_sandbox(self.sandbox, self.image, lim)
+                sandbox = open_sandbox(self.sandbox, self.image, lim, lanes=self.lanes)
                 self._graders[assignment] = grader_for(
                     assignment, self.course, self.cache / assignment, sandbox=sandbox
                 )
@@ -112,8 +113,9 @@ def _field(payload: Any, name: str) -> str:
     return value if isinstance(value, str) else "unknown"
 
 
-def open_worker(course: Course, sandbox: str, image: str, cache: Path | None, key: bytes) -> Worker:
-    """A worker whose sandbox image was built from this course's lock, or ``Refused``."""
+def open_worker(course: Course, sandbox: str, image: str, cache: Path | None, key: bytes, lanes: int = 0) -> Worker:
+    """A worker whose sandbox image was built from this course's lock, or ``Refused``; ``lanes``:
+    for each assignment, that many sandbox containers kept for its submissions."""
     from .identity import expected_image
 
     box = open_sandbox(sandbox, image, limits.load(course.root, ""))  # says which, once
@@ -130,7 +132,7 @@ def open_worker(course: Course, sandbox: str, image: str, cache: Path | None, ke
     else:
         built_from = "process sandbox"
     cache = cache or Path(tempfile.gettempdir()) / "jaxcourse-worker-cache"
-    return Worker(course, box.name, image, built_from, cache, key)
+    return Worker(course, box.name, image, built_from, cache, key, lanes)
 
 
 def serve(worker: Worker, broker: str, concurrency: int, job_seconds: float) -> None:

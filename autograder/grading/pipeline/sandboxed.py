@@ -39,7 +39,7 @@ def workspace(setup: Setup, cells: list[Cell], root: Path, keep_going: bool = Fa
     ``keep_going``: run every cell and call nothing (filling the compile cache)."""
     folders = Workspace(root, root / "job", root / "out", root / "artifacts", root / "sealed")
     for folder in (folders.job, folders.out, folders.artifacts):
-        folder.mkdir(exist_ok=True)  # a warm sandbox's workspace has its job and out, empty
+        folder.mkdir(exist_ok=True)  # on a lane, job and out are links to its empty folders
     (folders.job / CELLS).write_text(json.dumps(cells))
     visible = [] if keep_going else setup.calls(hidden=False)
     plan: Plan = {"num_devices": setup.num_devices, "tests": visible, "keep_going": keep_going}

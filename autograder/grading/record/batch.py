@@ -84,9 +84,9 @@ def _report(grader: Grader, submission: Submission, future: Future[Report]) -> R
 
 
 def open_sandbox(
-    kind: str = "docker", image: str = DEFAULT_IMAGE, lim: limits.Limits | None = None, warm: int = 0
+    kind: str = "docker", image: str = DEFAULT_IMAGE, lim: limits.Limits | None = None, lanes: int = 0
 ) -> Sandbox:
-    """The Docker sandbox (``warm`` containers started ahead), or a one-line error where no
+    """The Docker sandbox (with ``lanes``, that many long-lived containers for a class), or a one-line error where no
     engine or image serves it: grading fails closed. The process sandbox, which isolates
     nothing, only when asked for by name, loudly."""
     from docker.errors import DockerException
@@ -109,7 +109,7 @@ def open_sandbox(
         ) from None
     except (images.ImageError, DockerException) as err:  # not found, or the build failed
         raise SandboxUnavailable(f"no sandbox image {image}: {str(err).splitlines()[0]}") from None
-    return DockerSandbox(image, lim or limits.Limits(), client, warm)
+    return DockerSandbox(image, lim or limits.Limits(), client, lanes)
 
 
 def grade_class(
@@ -138,7 +138,7 @@ def grade_class(
     lim = limits.load(course.root, assignment)
     if queue is None:
         jobs = jobs or lim.default_jobs()
-        box = open_sandbox(sandbox, image, lim, warm=jobs)
+        box = open_sandbox(sandbox, image, lim, lanes=jobs)
         grade_many, how = in_threads(jobs), f"{box.name} sandbox, {jobs} at once"
     else:
         box, (grade_many, how) = None, queue  # the grader here only fingerprints

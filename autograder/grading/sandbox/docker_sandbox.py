@@ -6,8 +6,11 @@ for /tmp and home, every capability dropped, no new privileges, uid 1000, an ini
 mounted read-only and a fresh results directory. Two watchdogs: ``timeout`` inside the container
 (it ends even if the grader is killed) and the grader's own wait, which kills the container.
 
-With ``warm``, containers are started ahead of need (``warm.py``): each still serves one
-submission and is removed after it.
+With ``lanes``, a class's submissions run in that many long-lived containers (``lanes.py``), one
+at a time in each, every one in a child of the container's server as a user of its own that
+nothing outlives, and ``untrusted/lane.py`` removes all it wrote before the next: a class pays for
+a container and its JAX once per lane. The cache's filling run, and any run no lane is free for,
+gets a fresh container of its own.
 
 The container imports the grader's own copy of the package's untrusted side (``core``, ``specs``,
 ``harness``, ``untrusted``), mounted read-only over the image's installed package: the runner is
@@ -17,23 +20,23 @@ the same code as the grader's reader, and the code that decides scores is not in
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import tempfile
 import threading
 import time
-from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core.files import write_atomic
-from ...core.protocol import MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES, START
+from ...core.protocol import MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES
 from ...core.quick_compile import runner_env
-from ...engine.containers import kill, remove, removed_after, running
+from ...engine.containers import kill, remove, running
+from ...untrusted.lane import HOMES
+from .lanes import CAPABILITIES, Lane, LanePool, lane_folder
 from .limits import Limits
 from .package import untrusted_package
 from .sandbox import LOG_TAIL_BYTES, CompileCache, Outcome, exit_reason, runner_argv
-from .warm import IDLE, WarmPool, WarmSlot, WarmSpec
 
 if TYPE_CHECKING:
     from docker.client import DockerClient
@@ -49,6 +52,10 @@ GRADER_PACKAGE = "/opt/grader/autograder"
 XLA_CACHE = "/xla"  # where the class's compile cache is mounted
 LABEL = "jaxcourse.sandbox"  # value: "<host>:<grader pid>", so a later run can clear what a killed one left
 HOME = "/home/jovyan"
+LANE = "autograder.untrusted.lane"  # a lane's server
+# A lane's IPC namespace outlives its jobs, and a System V segment, queue or semaphore set outlives
+# the process that made it: in a lane none can be made (POSIX ones live in /dev/shm, emptied).
+NO_SYSTEM_V_IPC = {"kernel.shmmni": "0", "kernel.msgmni": "0", "kernel.sem": "0 0 0 0", "fs.mqueue.queues_max": "0"}
 GRACE = 5.0  # seconds the inside watchdog waits beyond the grader's, so the grader's fires first
 LOG_BYTES = "1m"  # Docker keeps at most this much of a container's output
 POLL = 0.25  # seconds between the watchdog's looks at the container
@@ -57,86 +64,88 @@ MAX_OUT_ENTRIES = 64  # the runner writes four files; a submission that writes m
 
 
 class DockerSandbox:
-    """Runs the runner in a container of ``image`` under ``limits``; with ``warm``, keeps that
-    many containers started ahead, once a first run has said what they are for."""
+    """Runs the runner in a container of ``image`` under ``limits``; with ``lanes``, in that many
+    long-lived containers, once a first run has said which compile cache they are for."""
 
     name = "docker"
     isolates = True
 
-    def __init__(self, image: str, limits: Limits, client: DockerClient | None = None, warm: int = 0) -> None:
+    def __init__(self, image: str, limits: Limits, client: DockerClient | None = None, lanes: int = 0) -> None:
         from ...engine.images import connect
 
-        self.image, self.limits, self.warm = image, limits, warm
+        self.image, self.limits, self.lanes = image, limits, lanes
         self.client = client or connect()
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
         self.package = untrusted_package()
         _open_for_container(self.package)
         remove_orphans(self.client)
-        self._pool: WarmPool | None = None
-        self._held: dict[Path, WarmSlot] = {}  # workspaces handed out, by folder
+        self._pool: LanePool | None = None
+        self._held: dict[Path, Lane] = {}  # workspaces on a lane, by folder
         self._lock = threading.Lock()
 
     def workspace(self, prefix: str) -> Path:
-        """A submission's scratch folder: a warm slot's, whose container waits for its job, or a new one."""
-        slot = self._pool.take() if self._pool is not None else None
-        if slot is None:
-            return Path(tempfile.mkdtemp(prefix=prefix))
-        with self._lock:
-            self._held[slot.folder] = slot
-        return slot.folder
+        """A submission's scratch folder; on a free lane, its ``job`` and ``out`` are links to the
+        lane's, and nothing else in it is mounted."""
+        folder = Path(tempfile.mkdtemp(prefix=prefix))
+        lane = self._pool.take() if self._pool is not None else None
+        if lane is not None:
+            (folder / "job").symlink_to(lane.job)
+            (folder / "out").symlink_to(lane.out)
+            with self._lock:
+                self._held[folder] = lane
+        return folder
 
     def release(self, path: Path) -> None:
-        """The workspace is done with: its warm container, if its run never came, is removed."""
+        """The workspace is done with: its lane, if it had one, is cleared for the next."""
         with self._lock:
-            slot = self._held.pop(path, None)
-        if slot is not None:
-            remove(slot.container)
+            lane = self._held.pop(path, None)
+        if lane is not None and self._pool is not None:
+            self._pool.give_back(lane)
 
     def close(self) -> None:
-        """Remove the warm containers no submission took."""
+        """Remove the lanes."""
         if self._pool is not None:
             self._pool.close()
 
     def run(self, job: Path, out: Path, timeout: float, cache: CompileCache | None = None) -> Outcome:
-        spec = WarmSpec(timeout, cache)
         with self._lock:
-            slot = self._held.pop(job.parent, None)
-        if slot is not None and slot.spec == spec and (job, out) == (slot.folder / "job", slot.folder / "out"):
-            outcome = self._run_warm(slot, job, out, timeout)
-            if outcome is not None:
-                return outcome
-        elif slot is not None:
-            remove(slot.container)
-        outcome = self._run_cold(job, out, timeout, cache)
-        if self.warm and not (cache is not None and cache.writable):  # the cache's filling run is once
+            lane = self._held.get(job.parent)
+        if lane is not None and lane.cache == cache and (job, out) == (job.parent / "job", job.parent / "out"):
+            _opened(lane.job, lane.out)
+            return lane.run(timeout, self.limits.memory, _overfilled)
+        outcome = self._run_cold(job.resolve(), out.resolve(), timeout, cache)
+        if self.lanes and not (cache is not None and cache.writable):  # the cache's filling run is once
             with self._lock:
                 if self._pool is None:
-                    self._pool = WarmPool(spec, self.warm, self._start_slot)
+                    self._pool = LanePool(self.lanes, lambda: self._start_lane(cache), self._discard_lane)
         return outcome
 
-    def _start_slot(self, spec: WarmSpec) -> WarmSlot:
-        """A container for ``spec``, started on an empty slot, its runner waiting for the job."""
-        folder = Path(tempfile.mkdtemp(prefix="jaxcourse-warm-"))
+    def _start_lane(self, cache: CompileCache | None) -> Lane:
+        """A lane for runs on ``cache``: its folders made and mounted, its server ready."""
+        folder = lane_folder()
         job, out = folder / "job", folder / "out"
-        job.mkdir()
-        out.mkdir()
         _opened(job, out)
-        settings = self._with_cache(self._settings(job, out, spec.timeout, warm=IDLE), spec.cache)
-        container = self.client.containers.run(detach=True, image=self.image, **settings)
-        return WarmSlot(folder, container, spec, time.monotonic())
+        settings = self._with_cache(self._settings(job, out, 0.0), cache)
+        settings.update(
+            entrypoint=["python", "-m", LANE],
+            user="0:0",  # its server changes each child's user; the children keep no capability
+            cap_add=CAPABILITIES,
+        )
+        settings["sysctls"] = NO_SYSTEM_V_IPC
+        settings["environment"]["OPENBLAS_NUM_THREADS"] = "1"  # OpenBLAS's pool, a thread, would stop the fork
+        settings["tmpfs"][HOMES] = f"size={self.limits.tmpfs},mode=1777"  # each child makes its home in it
+        try:
+            return Lane.start(self.client, folder, cache, {"image": self.image, **settings})
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)  # no job ran in it
+            raise
 
-    def _run_warm(self, slot: WarmSlot, job: Path, out: Path, timeout: float) -> Outcome | None:
-        """The job, handed to the slot's waiting runner; None if the container is gone (it is
-        then run cold, in the same folders)."""
-        container = slot.container
-        container.reload()
-        if container.status != "running":
-            remove(container)
-            return None
-        _opened(job, out)
-        write_atomic(job / START, "")
-        (job / START).chmod(0o644)
-        return self._run_in(removed_after(container), out, timeout, started_ahead=True)
+    def _discard_lane(self, lane: Lane) -> None:
+        lane.close()
+        shutil.rmtree(lane.folder, ignore_errors=True)
+        if lane.folder.exists():  # what a child wrote, if its server could not clear it
+            self.clear(lane.folder)
+            shutil.rmtree(lane.folder, ignore_errors=True)
 
     def _with_cache(self, settings: dict[str, Any], cache: CompileCache | None) -> dict[str, Any]:
         if cache is not None:  # read-only, unless this run is the one that fills it
@@ -146,21 +155,14 @@ class DockerSandbox:
         return settings
 
     def _run_cold(self, job: Path, out: Path, timeout: float, cache: CompileCache | None) -> Outcome:
+        """The job in a fresh container of its own, removed after it, with the time each step took."""
         _opened(job, out)
         settings = self._with_cache(self._settings(job, out, timeout), cache)
-        return self._run_in(running(self.client, image=self.image, **settings), out, timeout, started_ahead=False)
-
-    def _run_in(
-        self, container_of: AbstractContextManager[Container], out: Path, timeout: float, started_ahead: bool
-    ) -> Outcome:
-        """How the container ``container_of`` gives (started on entry, removed on exit) ended, with
-        the time each step took; the start is left out where it happened ahead of the job."""
         phases: dict[str, float] = {}
         begin = time.perf_counter()
-        with container_of as container:
+        with running(self.client, image=self.image, **settings) as container:
             started, started_at = time.perf_counter(), time.time()
-            if not started_ahead:
-                phases["container create and start"] = started - begin
+            phases["container create and start"] = started - begin
             outcome = self._wait(container, out, timeout)
             stopped = time.perf_counter()
             phases["container run"] = stopped - started
@@ -210,14 +212,14 @@ class DockerSandbox:
             return Outcome("crashed", code, _logs(container), reason)
         return Outcome("ok" if code == 0 else "crashed", code, _logs(container), exit_reason(code))
 
-    def _settings(self, job: Path, out: Path, timeout: float, warm: float = 0.0) -> dict[str, Any]:
-        """The container's options; ``warm``: seconds its runner may wait for the job first."""
+    def _settings(self, job: Path, out: Path, timeout: float) -> dict[str, Any]:
+        """The container's options, its runner killed from inside ``GRACE`` seconds past ``timeout``."""
         from docker.types import LogConfig
 
         limits = self.limits
-        watchdog = ["timeout", "--signal=KILL", f"{warm + timeout + GRACE:g}"]
+        watchdog = ["timeout", "--signal=KILL", f"{timeout + GRACE:g}"]
         return {
-            "entrypoint": watchdog + runner_argv("python", "/job", "/out", warm=warm),
+            "entrypoint": watchdog + runner_argv("python", "/job", "/out"),
             "command": [],
             "user": "1000:100",
             "working_dir": HOME,
@@ -252,6 +254,7 @@ class DockerSandbox:
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],
             "init": True,
+            "healthcheck": {"test": ["NONE"]},  # the image's is JupyterLab's: no sandbox serves it
             "labels": {LABEL: self.owner},
             "log_config": LogConfig(type="json-file", config={"max-size": LOG_BYTES, "max-file": "1"}),
         }

@@ -185,10 +185,9 @@ def _tail(log: Path) -> str:
         return f.read().decode("utf-8", "replace")
 
 
-def runner_argv(python: str, job: Path | str, out: Path | str, *flags: str, warm: float = 0.0) -> list[str]:
-    """The runner's command line; ``warm``: it starts ahead of its job and waits this long for it."""
-    ahead = [f"--warm={warm:g}"] if warm else []
-    return [python, *flags, "-m", RUNNER, *ahead, *runner_args(job, out)]
+def runner_argv(python: str, job: Path | str, out: Path | str, *flags: str) -> list[str]:
+    """The runner's command line."""
+    return [python, *flags, "-m", RUNNER, *runner_args(job, out)]
 
 
 def runner_args(job: Path | str, out: Path | str) -> list[str]:

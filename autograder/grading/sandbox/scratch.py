@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 @contextlib.contextmanager
 def scratch(prefix: str, sandbox: Sandbox) -> Iterator[Path]:
-    """The sandbox's workspace for one submission (a warm sandbox's, where one waits)."""
+    """The sandbox's workspace for one submission (on a lane, where one is free)."""
     path = sandbox.workspace(prefix)
     try:
         yield path

@@ -1,0 +1,247 @@
+"""Lanes: long-lived sandbox containers that grade many submissions, one at a time, each as a user
+of its own. A lane is locked down as a fresh container is, but for what its server needs; a
+submission graded in one gets the grade a fresh container gives; and nothing one submission does
+there (a process left running, files left behind, an attack on the server, its memory) reaches the
+next one, which is graded in the same container as if it had been alone."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from autograder.grading.pipeline.grader import grader_for
+from autograder.grading.sandbox.docker_sandbox import LABEL, NO_SYSTEM_V_IPC, DockerSandbox
+from autograder.grading.sandbox.lanes import CAPABILITIES
+from autograder.grading.sandbox.limits import Limits
+
+from ..helpers.course import ASSIGNMENT, solved_notebook, write_submission
+
+pytestmark = pytest.mark.docker
+
+# Left behind by a submission: a process of its own session that waits for its submission's end,
+# then tries for a minute to spoil what comes next (the next one's results, its job, its scratch), and files wherever it
+# may write. It also tries to stop the lane's server, which is root's.
+LEAVES_A_PROCESS = r"""
+import os, signal, time
+runner = os.getpid()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.umask(0)
+        os.closerange(0, 1024)  # nothing of its submission's to wait for
+        while True:  # its own submission's end first: what it spoils is the next one's
+            try:
+                os.kill(runner, 0)
+                time.sleep(0.02)
+            except ProcessLookupError:
+                break
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            for path in ("/out/results.json", "/tmp/planted", "/dev/shm/planted"):
+                try:
+                    with open(path, "w") as f:
+                        f.write("{}")
+                except OSError:
+                    pass
+            try:
+                with open("/job/cells.json") as f:
+                    open("/tmp/stolen", "w").write(f.read())
+            except OSError:
+                pass
+            time.sleep(0.05)
+    os._exit(0)
+for pid in (1, os.getppid()):
+    for sig in (signal.SIGKILL, signal.SIGSTOP):
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+for path in (os.path.expanduser("~/planted"), "/tmp/planted", "/dev/shm/planted", "/home/lanes/planted"):
+    try:
+        open(path, "w").write("x")
+        os.chmod(path, 0o777)
+    except OSError:
+        pass
+import ctypes
+libc = ctypes.CDLL(None)
+libc.shmget(0, 1 << 20, 0o1000 | 0o666), libc.msgget(0, 0o1000 | 0o666), libc.semget(0, 1, 0o1000 | 0o666)
+"""
+
+# The next submission's own cell: it raises, and so loses every point, if anything of the one
+# before it is still there.
+FINDS_NOTHING_LEFT = r"""
+import os
+mine = os.getuid()
+others = []
+for name in os.listdir("/proc"):
+    if name.isdigit():
+        try:
+            uid = os.stat(f"/proc/{name}").st_uid
+        except OSError:
+            continue
+        if uid not in (0, mine):
+            others.append((name, uid))
+assert not others, f"processes of another user: {others}"
+for folder in ("/tmp", "/dev/shm", "/home/lanes", "/out"):
+    left = [name for name in os.listdir(folder) if name != str(mine)]
+    assert not left, f"left in {folder}: {left}"
+assert mine not in (0, 1000), f"not a user of its own: {mine}"
+for kind in ("shm", "msg", "sem"):
+    with open(f"/proc/sysvipc/{kind}") as table:
+        left = table.readlines()[1:]
+    assert not left, f"System V {kind} left: {left}"
+"""
+
+
+def _containers(client, box):
+    return [c for c in client.containers.list(all=True, filters={"label": LABEL}) if c.labels[LABEL] == box.owner]
+
+
+def _eventually(condition, what, seconds=120.0):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {seconds:g} s: {what}")
+        time.sleep(0.2)
+
+
+def _free(box, count=1):
+    return box._pool is not None and len(box._pool._free) >= count
+
+
+@pytest.fixture
+def lane_grader(course, client, cpu_image, tmp_path):
+    """A grader whose docker sandbox keeps one lane; every container it made is gone once the
+    sandbox is closed."""
+    box = DockerSandbox(cpu_image, Limits(), client, lanes=1)
+    yield grader_for(ASSIGNMENT, course, tmp_path / "cache", sandbox=box), box
+    box.close()
+    _eventually(lambda: not _containers(client, box), "the sandbox's containers removed after close()", 60)
+
+
+def _which(box):
+    """Records, per run, the id of the lane's container it ran in, or "cold"."""
+    used, real_run = [], box.run
+
+    def run(job, out, timeout, cache=None):
+        lane = box._held.get(job.parent)
+        used.append(lane.container.id if lane is not None else "cold")
+        return real_run(job, out, timeout, cache)
+
+    box.run = run
+    return used
+
+
+def _isolation(attrs):
+    """What locks a container down, as the engine reports it."""
+    host = attrs["HostConfig"]
+    keys = ("NetworkMode", "Memory", "MemorySwap", "NanoCpus", "PidsLimit", "ReadonlyRootfs", "CapDrop")
+    keys += ("SecurityOpt", "Init", "LogConfig")
+    mounts = sorted((m["Destination"], m["RW"]) for m in attrs["Mounts"])
+    return {k: host[k] for k in keys}, mounts, attrs["Config"]["WorkingDir"], sorted(attrs["Config"]["Env"])
+
+
+def _grade(grader, tmp_path, student, course, extra_cell=None):
+    return grader.grade(student, write_submission(tmp_path, student, solved_notebook(course, extra_cell=extra_cell)))
+
+
+def _marks(report):
+    return [(t.name, t.score, t.status) for t in report.tests]
+
+
+def test_a_lane_is_locked_down_as_a_fresh_container_but_for_what_its_server_needs(
+    lane_grader, course, client, tmp_path
+):
+    grader, box = lane_grader
+    assert _grade(grader, tmp_path, "ann", course).status == "graded"  # cold: it says which cache
+    _eventually(lambda: _free(box), "a lane")
+    lane = box._pool._free[0]
+    fresh = client.containers.create(
+        image=box.image, **box._with_cache(box._settings(lane.job, lane.out, 300), lane.cache)
+    )
+    try:
+        lane.container.reload()
+        attrs = lane.container.attrs
+        assert lane.container.status == "running"
+        isolation = _isolation(attrs)
+        environment = set(isolation[3]) - {"OPENBLAS_NUM_THREADS=1"}
+        assert isolation[:3] == _isolation(fresh.attrs)[:3] and environment == set(_isolation(fresh.attrs)[3])
+        assert attrs["HostConfig"]["CapDrop"] == ["ALL"] and sorted(attrs["HostConfig"]["CapAdd"]) == sorted(
+            CAPABILITIES
+        )
+        assert attrs["Config"]["User"] == "0:0" and fresh.attrs["Config"]["User"] == "1000:100"
+        assert attrs["HostConfig"]["Sysctls"] == NO_SYSTEM_V_IPC and not fresh.attrs["HostConfig"].get("Sysctls")
+        tmpfs, fresh_tmpfs = attrs["HostConfig"]["Tmpfs"], fresh.attrs["HostConfig"]["Tmpfs"]
+        assert tmpfs == {**fresh_tmpfs, "/home/lanes": "size=256m,mode=1777"}  # where each child makes its home
+    finally:
+        fresh.remove(force=True)
+
+
+def test_a_lane_grades_one_submission_after_another_as_fresh_containers_do(lane_grader, course, tmp_path):
+    grader, box = lane_grader
+    used = _which(box)
+    reports = []
+    for student in ("ann", "bob", "cid"):
+        if reports:
+            _eventually(lambda: _free(box), "the lane free for the next student")
+        reports.append(_grade(grader, tmp_path, student, course))
+    # The first student's run is fresh (after the one that fills the class's compile cache): it
+    # says which cache the lane is for. The two after it share the lane's one container.
+    *fresh, first, second = used
+    assert set(fresh) == {"cold"} and first == second != "cold", used
+    assert all(r.status == "graded" for r in reports)
+    assert _marks(reports[1]) == _marks(reports[2]) == _marks(reports[0])
+    assert "sandbox: lane run" in reports[1].profile.seconds and "sandbox: CPU" in reports[1].profile.seconds
+
+
+def test_nothing_a_submission_leaves_in_a_lane_reaches_the_next(lane_grader, course, tmp_path):
+    grader, box = lane_grader
+    used = _which(box)
+    reference = _grade(grader, tmp_path, "ann", course)  # fresh: it says which cache the lane is for
+    _eventually(lambda: _free(box), "a lane")
+    attacker = _grade(grader, tmp_path, "eve", course, LEAVES_A_PROCESS)
+    _eventually(lambda: _free(box), "the lane free again")
+    victim = _grade(grader, tmp_path, "bob", course, FINDS_NOTHING_LEFT)
+    assert used[-2] == used[-1] != "cold", "the two did not share the lane: the test proves nothing"
+    assert reference.status == "graded" and reference.score == reference.max_score
+    assert attacker.status == "graded" and attacker.score == reference.score  # its own work is graded
+    assert victim.status == "graded" and _marks(victim) == _marks(reference)
+
+
+def test_a_submission_that_runs_out_of_memory_in_a_lane_leaves_it_serving(lane_grader, course, tmp_path):
+    grader, box = lane_grader
+    used = _which(box)
+    _grade(grader, tmp_path, "ann", course)
+    _eventually(lambda: _free(box), "a lane")
+    bomb = "blocks = []\nwhile True:\n    blocks.append(bytearray(64 << 20))"
+    crashed = _grade(grader, tmp_path, "eve", course, bomb)
+    _eventually(lambda: _free(box), "the lane free again")
+    after = _grade(grader, tmp_path, "bob", course)
+    assert crashed.status == "crashed" and "ran out of memory (the limit is 2g)" in crashed.message
+    assert used[-2] == used[-1] != "cold", used
+    assert after.status == "graded" and after.score == after.max_score
+
+
+def test_a_lane_whose_container_is_gone_is_replaced(lane_grader, course, client, tmp_path):
+    grader, box = lane_grader
+    used = _which(box)
+    _grade(grader, tmp_path, "ann", course)
+    _eventually(lambda: _free(box), "a lane")
+    gone = box._pool._free[0].container.id
+    client.containers.get(gone).kill()
+    _eventually(lambda: box._pool._free[0].gone, "the lane seen gone")
+    assert _grade(grader, tmp_path, "bob", course).status == "graded"  # fresh, while a lane starts
+    _eventually(lambda: _free(box), "a new lane")
+    assert _grade(grader, tmp_path, "cid", course).status == "graded"
+    assert used[-2] == "cold" and used[-1] not in ("cold", gone), used
+
+
+def test_a_lane_ends_when_its_grader_is_gone(lane_grader, course, tmp_path):
+    grader, box = lane_grader
+    _grade(grader, tmp_path, "ann", course)
+    _eventually(lambda: _free(box), "a lane")
+    lane = box._pool._free[0]
+    lane.stream._sock.shutdown(socket.SHUT_RDWR)  # as a killed grader's connection ends: so does the server's stdin
+    _eventually(lambda: lane.container.reload() or lane.container.status == "exited", "the lane's server exiting", 30)
