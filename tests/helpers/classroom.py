@@ -116,6 +116,28 @@ def new_class(tmp: Path, checkout: Course) -> deploy.Deployment:
     return deploy.Deployment(ClassDir(tmp).init(checkout), checkout)
 
 
+def running_a_job(top: str) -> bool:
+    """Whether a sandbox container runs a submission, from ``docker top ID -o pid,uid``: a fresh
+    one runs it as uid 1000 and a lane as a user of the job's own, while a lane between jobs
+    runs only root's processes (its init and its server)."""
+    return any(line.split()[1] != "0" for line in top.splitlines()[1:] if len(line.split()) == 2)
+
+
+def sandboxes_mid_job(client: Any) -> list[Any]:
+    """The sandbox containers on ``client``'s engine that are running a submission now."""
+    from docker.errors import APIError
+
+    busy = []
+    for box in client.containers.list(filters={"label": "jaxcourse.sandbox"}):
+        try:
+            processes = box.top(ps_args="-o pid,uid")["Processes"] or []
+        except APIError:  # it ended while we looked
+            continue
+        if running_a_job("PID UID\n" + "\n".join(" ".join(row) for row in processes)):
+            busy.append(box)
+    return busy
+
+
 def wait_for(predicate: Any, timeout: float, what: str, every: float = 0.5) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from ...helpers.classroom import wait_for
+from ...helpers.classroom import sandboxes_mid_job, wait_for
 from ...helpers.course import ASSIGNMENT, solved_notebook
 from ...helpers.hub import jaxcourse, put_notebook, submitted
 
@@ -55,7 +55,7 @@ def test_grading_survives_a_dead_service_and_a_redis_restart(hub, client, course
     put_notebook(bob, solved_notebook(course))
     bob.action("submit", ASSIGNMENT)
     # Mid-grade: a worker has started a sandbox for bob's submission.
-    wait_for(lambda: client.containers.list(filters={"label": "jaxcourse.sandbox"}), 120, "a sandbox grading bob")
+    wait_for(lambda: sandboxes_mid_job(client), 120, "a sandbox grading bob")
     client.containers.get(f"{hub['name']}-grading").kill()
     client.containers.get(f"{hub['name']}-redis").restart(timeout=5)
     out = jaxcourse(hub["course"].root, "hub", "up", "--class", str(hub["classdir"]))
@@ -96,7 +96,7 @@ def test_a_students_work_survives_a_stopped_server_and_hub_down_and_up(hub, clie
     if not (hub["classdir"] / "home" / "alice" / ASSIGNMENT).is_dir():
         alice.action("fetch", ASSIGNMENT)
     alice.action("submit", ASSIGNMENT)  # the class goes down in the middle of grading it
-    wait_for(lambda: client.containers.list(filters={"label": "jaxcourse.sandbox"}), 120, "a sandbox grading alice")
+    wait_for(lambda: sandboxes_mid_job(client), 120, "a sandbox grading alice")
     jaxcourse(hub["course"].root, "hub", "down", "--class", str(hub["classdir"]))
     assert not client.containers.list(all=True, filters={"name": f"^{hub['name']}-"})
     assert not client.containers.list(all=True, filters={"label": "jaxcourse.sandbox"})  # nor what they started

@@ -33,7 +33,15 @@ from classroom.hub import deploy, homes, registry, server_tls, swarm_queue, swar
 from classroom.hub.images import build_redis
 
 from ...helpers import attacks
-from ...helpers.classroom import TEST_LIMITS, assert_graded_as_here, class_course, container_ip, new_class, wait_for
+from ...helpers.classroom import (
+    TEST_LIMITS,
+    assert_graded_as_here,
+    class_course,
+    container_ip,
+    new_class,
+    running_a_job,
+    wait_for,
+)
 from ...helpers.course import ASSIGNMENT, REPO, solved_notebook, total, write_submission
 from ...helpers.hub import (
     CLASS_RULES,
@@ -541,10 +549,12 @@ def _graders(swarm_class):
 
 
 def _sandbox_on(node):
+    """Whether a sandbox on ``node`` is running a submission now."""
     try:
-        return node.docker("ps", "-q", "--filter", "label=jaxcourse.sandbox", timeout=10)
+        boxes = node.docker("ps", "-q", "--filter", "label=jaxcourse.sandbox", timeout=10).split()
+        return any(running_a_job(node.docker("top", box, "-o", "pid,uid", timeout=10)) for box in boxes)
     except (swarm.SwarmError, subprocess.TimeoutExpired):
-        return ""
+        return False
 
 
 def test_workers_on_two_nodes_grade_over_tls_and_a_lost_node_loses_nothing(swarm_class, swarm_nodes, tmp_path):

@@ -25,7 +25,7 @@ from classroom.queue.app import QUEUE, TASK, make_app
 from classroom.queue.dispatch import ATTEMPTS, Dispatcher, Failed
 from classroom.queue.jobs import make_job
 
-from ...helpers.classroom import assert_graded_as_here, class_course, new_class, queue, wait_for
+from ...helpers.classroom import assert_graded_as_here, class_course, new_class, queue, sandboxes_mid_job, wait_for
 from ...helpers.course import ASSIGNMENT, solved_notebook, write_submission
 from ...helpers.submissions import wrong_submission
 
@@ -94,7 +94,7 @@ def _recorded(out):
 def _busy_worker(client, classroom):
     """A worker with a sandbox running for it: it is in the middle of a job. The sandboxes seen
     are kept for the test that they hold nothing of the class."""
-    for box in client.containers.list(filters={"label": "jaxcourse.sandbox"}):
+    for box in sandboxes_mid_job(client):
         classroom["sandboxes"].append(box.attrs)
         for worker in classroom["workers"]:
             if box.labels["jaxcourse.sandbox"].startswith(worker.id[:12]):
