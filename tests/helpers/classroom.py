@@ -22,6 +22,9 @@ from .course import ASSIGNMENT, REPO, total
 # Tight limits: an endless loop costs seconds, and a job's bound (so Redis's visibility timeout)
 # stays short.
 TEST_LIMITS = "[sandbox]\ntimeout = 60\ntest_timeout = 6\n"
+# A cell that keeps a right notebook in its sandbox for seconds, where a test must catch a job in
+# progress: a lane runs one in about a second, too short to be seen between two looks.
+SLOW_CELL = "import time\ntime.sleep(6)"
 
 
 def class_course(course: Course, limits: str = TEST_LIMITS) -> Course:

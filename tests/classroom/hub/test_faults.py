@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from ...helpers.classroom import sandboxes_mid_job, wait_for
+from ...helpers.classroom import SLOW_CELL, sandboxes_mid_job, wait_for
 from ...helpers.course import ASSIGNMENT, solved_notebook
 from ...helpers.hub import jaxcourse, put_notebook, submitted
 
@@ -52,7 +52,7 @@ def test_grading_survives_a_dead_service_and_a_redis_restart(hub, client, course
     if not (hub["classdir"] / "home" / "bob" / ASSIGNMENT).is_dir():
         bob.action("fetch", ASSIGNMENT)
     before = len(submitted(bob.assignments(), ASSIGNMENT))
-    put_notebook(bob, solved_notebook(course))
+    put_notebook(bob, solved_notebook(course, extra_cell=SLOW_CELL))  # in its sandbox long enough to be seen
     bob.action("submit", ASSIGNMENT)
     # Mid-grade: a worker has started a sandbox for bob's submission.
     wait_for(lambda: sandboxes_mid_job(client), 120, "a sandbox grading bob")
@@ -72,7 +72,7 @@ def test_grading_survives_a_dead_service_and_a_redis_restart(hub, client, course
     assert all(s["has_exchange_feedback"] for s in submitted(bob.assignments(), ASSIGNMENT))
 
 
-def test_a_students_work_survives_a_stopped_server_and_hub_down_and_up(hub, client):
+def test_a_students_work_survives_a_stopped_server_and_hub_down_and_up(hub, client, course):
     """Her folder outlives her server: stopped as the idle culler stops it, then the whole class
     taken down (in the middle of grading her submission) and brought up again."""
     alice, teach = hub["users"]["alice"].ready(), hub["users"]["teach"].ready()
@@ -95,6 +95,7 @@ def test_a_students_work_survives_a_stopped_server_and_hub_down_and_up(hub, clie
     assert notes() == "mine"
     if not (hub["classdir"] / "home" / "alice" / ASSIGNMENT).is_dir():
         alice.action("fetch", ASSIGNMENT)
+    put_notebook(alice, solved_notebook(course, extra_cell=SLOW_CELL))  # in its sandbox long enough to be seen
     alice.action("submit", ASSIGNMENT)  # the class goes down in the middle of grading it
     wait_for(lambda: sandboxes_mid_job(client), 120, "a sandbox grading alice")
     jaxcourse(hub["course"].root, "hub", "down", "--class", str(hub["classdir"]))
