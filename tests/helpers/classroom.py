@@ -119,11 +119,11 @@ def new_class(tmp: Path, checkout: Course) -> deploy.Deployment:
     return deploy.Deployment(ClassDir(tmp).init(checkout), checkout)
 
 
-def running_a_job(top: str) -> bool:
-    """Whether a sandbox container runs a submission, from ``docker top ID -o pid,uid``: a fresh
-    one runs it as uid 1000 and a lane as a user of the job's own, while a lane between jobs
+def running_a_job(uids: list[str]) -> bool:
+    """Whether a sandbox container runs a submission, from the owners of the processes in it: a
+    fresh one runs it as uid 1000 and a lane as a user of the job's own, while a lane between jobs
     runs only root's processes (its init and its server)."""
-    return any(line.split()[1] != "0" for line in top.splitlines()[1:] if len(line.split()) == 2)
+    return any(uid.strip() not in ("", "0") for uid in uids)
 
 
 def sandboxes_mid_job(client: Any) -> list[Any]:
@@ -136,7 +136,7 @@ def sandboxes_mid_job(client: Any) -> list[Any]:
             processes = box.top(ps_args="-o pid,uid")["Processes"] or []
         except APIError:  # it ended while we looked
             continue
-        if running_a_job("PID UID\n" + "\n".join(" ".join(row) for row in processes)):
+        if running_a_job([uid for _, uid in processes]):
             busy.append(box)
     return busy
 
