@@ -158,25 +158,27 @@ def test_no_sandbox_container_outlives_the_run(graded, client):
     assert client.containers.list(all=True, filters={"label": LABEL}) == []
 
 
-def test_the_sandbox_clears_what_its_containers_user_locked(cpu_image, client, tmp_path):
-    """A folder of mode 0 that a submission's code made in its results: the grader's own user may
-    not open it (unless root), and the sandbox's clear removes it as the container's user."""
+@pytest.mark.parametrize("user", ["1000:100", "200001:200001"], ids=["container", "lane-child"])
+def test_the_sandbox_clears_what_its_containers_user_locked(cpu_image, client, tmp_path, user):
+    """A folder of mode 0 that a submission's code made in its results, as a fresh container's
+    user or as a lane's child (a user of its own): neither the grader's user (unless root) nor any
+    other may open it, and the sandbox's clear removes it."""
     from autograder.grading.sandbox.docker_sandbox import DockerSandbox
     from autograder.grading.sandbox.limits import Limits
 
     folder = tmp_path / "scratch"
     (folder / "out").mkdir(parents=True)
     (folder / "out").chmod(0o777)
-    script = "mkdir /out/locked && touch /out/locked/inside && chmod 0 /out/locked"
+    script = "mkdir /out/locked && touch /out/locked/inside /out/.hidden && chmod 0 /out/locked"
     client.containers.run(
         cpu_image,
         entrypoint=["sh", "-c", script],
         command=[],
-        user="1000:100",
+        user=user,
         remove=True,
         volumes=[f"{folder / 'out'}:/out:rw"],
         network_mode="none",
     )
-    assert (folder / "out" / "locked").stat().st_uid == 1000
+    assert (folder / "out" / "locked").stat().st_uid == int(user.split(":")[0])
     DockerSandbox(cpu_image, Limits(), client).clear(folder)
     assert list(folder.iterdir()) == []

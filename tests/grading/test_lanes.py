@@ -16,6 +16,7 @@ from autograder.grading.sandbox.docker_sandbox import LABEL, NO_SYSTEM_V_IPC, Do
 from autograder.grading.sandbox.lanes import CAPABILITIES
 from autograder.grading.sandbox.limits import Limits
 
+from ..adversarial.cases import floods_results_with_files
 from ..helpers.course import ASSIGNMENT, solved_notebook, write_submission
 
 pytestmark = pytest.mark.docker
@@ -220,6 +221,25 @@ def test_a_submission_that_runs_out_of_memory_in_a_lane_leaves_it_serving(lane_g
     _eventually(lambda: _free(box), "the lane free again")
     after = _grade(grader, tmp_path, "bob", course)
     assert crashed.status == "crashed" and "ran out of memory (the limit is 2g)" in crashed.message
+    assert used[-2] == used[-1] != "cold", used
+    assert after.status == "graded" and after.score == after.max_score
+
+
+def test_a_submission_that_floods_its_results_in_a_lane_is_refused_and_the_lane_serves_on(
+    lane_grader, course, tmp_path
+):
+    """The results folder is the one the grader reads: a child that fills it (a locked folder,
+    then a million files) is stopped, graded invalid for it, and its files are gone before the
+    next submission, in the same container, finds the folder empty."""
+    grader, box = lane_grader
+    used = _which(box)
+    _grade(grader, tmp_path, "ann", course)
+    _eventually(lambda: _free(box), "a lane")
+    flooded = _grade(grader, tmp_path, "eve", course, floods_results_with_files.EXTRA_CELL)
+    _eventually(lambda: _free(box), "the lane free again")
+    after = _grade(grader, tmp_path, "bob", course, FINDS_NOTHING_LEFT)
+    assert flooded.status == floods_results_with_files.STATUS == "invalid"
+    assert floods_results_with_files.MESSAGE in flooded.message
     assert used[-2] == used[-1] != "cold", used
     assert after.status == "graded" and after.score == after.max_score
 

@@ -170,19 +170,21 @@ class DockerSandbox:
         return replace(outcome, started_at=started_at, phases=phases)
 
     def clear(self, path: Path) -> None:
-        """Remove ``path``'s contents as the container's user, who owns what the code wrote and
-        may have locked (a folder of mode 0 that the grader's user cannot open)."""
-        path.chmod(0o777)  # the grader's own folder: the container's user may now remove its entries
-        script = "chmod -R u+rwX /scratch 2>/dev/null; rm -rf /scratch/* /scratch/.[!.]* /scratch/..?*"
+        """Remove ``path``'s contents as root with only the rights to pass any file's mode and owner:
+        whoever wrote them (a container's user, a lane's child as a user of its own) may have
+        locked them (a folder of mode 0 that neither the grader's user nor the writer's can open).
+        No code of a submission runs by then, and rm follows no link out of the folder."""
+        script = "rm -rf /scratch/* /scratch/.[!.]* /scratch/..?*"
         with running(
             self.client,
             image=self.image,
             entrypoint=["sh", "-c", script],
             command=[],
-            user="1000:100",
+            user="0:0",
             volumes=[f"{path}:/scratch:rw"],
             network_mode="none",
             cap_drop=["ALL"],
+            cap_add=["DAC_OVERRIDE", "FOWNER"],
             security_opt=["no-new-privileges"],
             labels={LABEL: self.owner},
         ) as container:

@@ -52,8 +52,8 @@ class ForkServer:
     proc: subprocess.Popen[bytes]
     home: Path
     what: str
-    exits: dict[int, int] = field(default_factory=dict)  # pid -> exit status
-    cpu: dict[int, float] = field(default_factory=dict)  # pid -> CPU seconds, once it has exited
+    # pid -> exit status, and the CPU seconds it used (none for one killed with its server)
+    exits: dict[int, tuple[int, float | None]] = field(default_factory=dict)
     forked: dict[int, int] = field(default_factory=dict)  # tag -> pid
     live: set[int] = field(default_factory=set)
     orphans: set[int] = field(default_factory=set)  # children killed because the server died
@@ -116,8 +116,7 @@ class ForkServer:
                         self.forked[event["tag"]] = event["pid"]
                         self.live.add(event["pid"])
                     else:
-                        self.exits[event["pid"]] = event["status"]
-                        self.cpu[event["pid"]] = event["cpu"]
+                        self.exits[event["pid"]] = (event["status"], event["cpu"])
                         self.live.discard(event["pid"])
                     self.changed.notify_all()
         except (ValueError, KeyError, TypeError):
@@ -126,7 +125,7 @@ class ForkServer:
             self.gone = True
             for pid in self.live:
                 kill_group(pid)
-                self.exits[pid] = KILLED
+                self.exits[pid] = (KILLED, None)
             self.orphans |= self.live
             self.live.clear()
             self.changed.notify_all()
@@ -153,6 +152,7 @@ class ForkedChild:
 
     server: ForkServer
     pid: int
+    cpu: float | None = None  # what it used, once waited for
 
     @property
     def orphaned(self) -> bool:
@@ -162,17 +162,14 @@ class ForkedChild:
 
     def poll(self) -> int | None:
         with self.server.changed:
-            return self.server.exits.get(self.pid)
+            ended = self.server.exits.get(self.pid)
+            return ended[0] if ended else None
 
     def wait(self) -> int:
         with self.server.changed:
             self.server.changed.wait_for(lambda: self.pid in self.server.exits)
-            return self.server.exits.pop(self.pid)
-
-    def cpu_seconds(self) -> float | None:
-        """What the child used, once it has exited (none for one killed with its server)."""
-        with self.server.changed:
-            return self.server.cpu.pop(self.pid, None)
+            status, self.cpu = self.server.exits.pop(self.pid)
+            return status
 
 
 class Shared:
@@ -213,9 +210,8 @@ class Shared:
             except ServerGone:
                 continue
             outcome = watch(child, log, deadline)
-            cpu = child.cpu_seconds()
-            if cpu is not None:
-                outcome.phases[CPU] = cpu
+            if child.cpu is not None:
+                outcome.phases[CPU] = child.cpu
             if not child.orphaned:
                 return outcome
             if deadline.progress is not None:
