@@ -54,6 +54,7 @@ sys.path.insert(0, str(REPO))
 
 from autograder.grading.record.batch import DEFAULT_IMAGE  # noqa: E402
 from autograder.mesh import use_cpu_devices  # noqa: E402
+from benchmarks.machine import host_cpu  # noqa: E402
 from benchmarks.revisions import checkout_at, python_for  # noqa: E402
 from tests.helpers.course import (  # noqa: E402  (the test helpers build real submissions)
     ASSIGNMENT,
@@ -246,8 +247,9 @@ class Compared:
 
 
 def grade(course, sandbox: str, jobs: int) -> tuple[float, str]:
-    """``jaxcourse grade`` on the class: its seconds and its --profile."""
-    start = time.perf_counter()
+    """``jaxcourse grade`` on the class: its seconds and its --profile, which ends with the CPU
+    seconds the whole machine was busy meanwhile (containers included)."""
+    start, busy = time.perf_counter(), host_cpu()
     done = subprocess.run(
         [
             sys.executable,
@@ -268,7 +270,14 @@ def grade(course, sandbox: str, jobs: int) -> tuple[float, str]:
     )
     if done.returncode != 0:
         sys.exit(f"jaxcourse grade failed:\n{done.stderr[-2000:]}")
-    return time.perf_counter() - start, done.stdout
+    seconds = time.perf_counter() - start
+    cores = os.cpu_count() or 1
+    used = host_cpu() - busy
+    machine = (
+        f"  the machine meanwhile: {used:.1f} CPU s busy of {seconds * cores:.1f} ({cores} cores x {seconds:.1f} s), "
+        f"{1 - used / (seconds * cores):.0%} idle\n"
+    )
+    return seconds, done.stdout + machine
 
 
 def signature_cost(

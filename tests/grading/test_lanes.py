@@ -183,15 +183,25 @@ def test_a_lane_is_locked_down_as_a_fresh_container_but_for_what_its_server_need
 def test_a_lane_grades_one_submission_after_another_as_fresh_containers_do(lane_grader, course, tmp_path):
     grader, box = lane_grader
     used = _which(box)
+    starting, run_cold = [], box._run_cold
+
+    def cold(job, out, timeout, cache=None):
+        starting.append((cache is not None and cache.writable, box._pool is not None))
+        return run_cold(job, out, timeout, cache)
+
+    box._run_cold = cold
     reports = []
     for student in ("ann", "bob", "cid"):
         if reports:
             _eventually(lambda: _free(box), "the lane free for the next student")
         reports.append(_grade(grader, tmp_path, student, course))
-    # The first student's run is fresh (after the one that fills the class's compile cache): it
-    # says which cache the lane is for. The two after it share the lane's one container.
-    *fresh, first, second = used
-    assert set(fresh) == {"cold"} and first == second != "cold", used
+    # The run that fills the class's compile cache is fresh; the lane, for that cache read-only,
+    # starts beside it. The last two share the lane's one container.
+    assert used[0] == "cold" and starting[0] == (True, True), (used, starting)
+    assert used[-2] == used[-1] != "cold", used
+    _eventually(lambda: _free(box), "the lane back")
+    cache = box._pool._free[0].cache
+    assert cache.path.stat().st_mode & 0o777 == 0o755  # its container's user wrote it during the fill only
     assert all(r.status == "graded" for r in reports)
     assert _marks(reports[1]) == _marks(reports[2]) == _marks(reports[0])
     assert "sandbox: lane run" in reports[1].profile.seconds and "sandbox: CPU" in reports[1].profile.seconds

@@ -65,7 +65,7 @@ MAX_OUT_ENTRIES = 64  # the runner writes four files; a submission that writes m
 
 class DockerSandbox:
     """Runs the runner in a container of ``image`` under ``limits``; with ``lanes``, in that many
-    long-lived containers, once a first run has said which compile cache they are for."""
+    long-lived containers, started as a first run says which compile cache they are for."""
 
     name = "docker"
     isolates = True
@@ -113,12 +113,15 @@ class DockerSandbox:
         if lane is not None and lane.cache == cache and (job, out) == (job.parent / "job", job.parent / "out"):
             _opened(lane.job, lane.out)
             return lane.run(timeout, self.limits.memory, _overfilled)
-        outcome = self._run_cold(job.resolve(), out.resolve(), timeout, cache)
-        if self.lanes and not (cache is not None and cache.writable):  # the cache's filling run is once
+        if self.lanes:
+            # The first run says which cache the lanes are for: a class's first is the one that
+            # fills it, after which every run only reads it. So the lanes start beside that run,
+            # not after it, and its first submissions find them ready.
+            read = replace(cache, writable=False) if cache is not None else None
             with self._lock:
                 if self._pool is None:
-                    self._pool = LanePool(self.lanes, lambda: self._start_lane(cache), self._discard_lane)
-        return outcome
+                    self._pool = LanePool(self.lanes, lambda: self._start_lane(read), self._discard_lane)
+        return self._run_cold(job.resolve(), out.resolve(), timeout, cache)
 
     def _start_lane(self, cache: CompileCache | None) -> Lane:
         """A lane for runs on ``cache``: its folders made and mounted, its server ready."""
@@ -149,7 +152,6 @@ class DockerSandbox:
 
     def _with_cache(self, settings: dict[str, Any], cache: CompileCache | None) -> dict[str, Any]:
         if cache is not None:  # read-only, unless this run is the one that fills it
-            cache.path.chmod(0o777 if cache.writable else 0o755)
             settings["volumes"].append(f"{cache.path}:{XLA_CACHE}:{'rw' if cache.writable else 'ro'}")
             settings["environment"].update(cache.env(XLA_CACHE))
         return settings
@@ -158,14 +160,20 @@ class DockerSandbox:
         """The job in a fresh container of its own, removed after it, with the time each step took."""
         _opened(job, out)
         settings = self._with_cache(self._settings(job, out, timeout), cache)
+        if cache is not None:  # the container's user may write it during the run that fills it only
+            cache.path.chmod(0o777 if cache.writable else 0o755)
         phases: dict[str, float] = {}
         begin = time.perf_counter()
-        with running(self.client, image=self.image, **settings) as container:
-            started, started_at = time.perf_counter(), time.time()
-            phases["container create and start"] = started - begin
-            outcome = self._wait(container, out, timeout)
-            stopped = time.perf_counter()
-            phases["container run"] = stopped - started
+        try:
+            with running(self.client, image=self.image, **settings) as container:
+                started, started_at = time.perf_counter(), time.time()
+                phases["container create and start"] = started - begin
+                outcome = self._wait(container, out, timeout)
+                stopped = time.perf_counter()
+                phases["container run"] = stopped - started
+        finally:
+            if cache is not None and cache.writable:
+                cache.path.chmod(0o755)
         phases["container remove"] = time.perf_counter() - stopped
         return replace(outcome, started_at=started_at, phases=phases)
 
