@@ -230,8 +230,9 @@ def compare(students: int, jobs: int, which, own_text: bool, distinct: bool = Fa
     with tempfile.TemporaryDirectory() as tmp:  # the same class afresh: nothing measured is reused from the run above
         course = copy_course(Path(tmp))
         make_class(course, students, which, own_text, distinct)
-        cpu = children_cpu(lambda: grade(course, "process", jobs))
-    return Compared(ours, theirs, profile[profile.index("profile of") :], cpu / students)
+        bare: list[float] = []
+        cpu = children_cpu(lambda: bare.append(grade(course, "process", jobs)[0]))
+    return Compared(ours, theirs, profile[profile.index("profile of") :], cpu / students, bare[0])
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,7 @@ class Compared:
     theirs: float  # nbgrader autograde, seconds
     profile: str  # jaxcourse's --profile
     cpu: float  # CPU seconds per submission of the same grading without containers (--sandbox process)
+    bare: float  # that grading's seconds
 
     def floor(self, students: int, cores: int) -> float:
         """The least time this grading could take on ``cores`` kept busy, with containers free."""
@@ -376,7 +378,12 @@ def main() -> None:
         print(
             f"  floor: the same grading without containers uses {run.cpu:.2f} CPU s per submission (JAX started, the "
             f"cells, the exports, every measurement), so {n} need {floor:.1f} s on {cores} cores kept busy even with "
-            f"containers free: at most {run.theirs / floor:.2f}x here"
+            f"containers free: at most {run.theirs / floor:.2f}x here; jaxcourse is {floor / run.ours:.2f} of it "
+            f"(target: 0.85)"
+        )
+        print(
+            f"  the bare process: the same grading without containers took {run.bare:.1f} s, so containers cost "
+            f"{run.ours / run.bare - 1:+.0%} beyond it"
         )
     if args.fast_failing:
         fast = compare(n, args.jobs, fast_failing, own_text=False)
