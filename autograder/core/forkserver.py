@@ -57,11 +57,14 @@ class NotForkSafe(JaxcourseError):
     """A thread was started by the imports; forking would copy a process in the middle of it."""
 
 
-def warm_up(modules: Sequence[str], what: str) -> None:
-    """``modules`` imported, with no thread but this one (OpenBLAS's pool is kept off by the
-    caller's ``OPENBLAS_NUM_THREADS=1``)."""
+def warm_up(modules: Sequence[str], what: str, optional: Sequence[str] = ()) -> None:
+    """``modules`` imported, and those of ``optional`` that are installed, with no thread but this
+    one (OpenBLAS's pool is kept off by the caller's ``OPENBLAS_NUM_THREADS=1``)."""
     for module in modules:
         importlib.import_module(module)
+    for module in optional:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
     threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
     if threads != 1:
         raise NotForkSafe(f"{what} has {threads} threads after its imports; it forks with one")
@@ -160,9 +163,10 @@ def _kill_group(pid: int) -> None:
             os.kill(pid, 9)
 
 
-def run(modules: Sequence[str], entry: str, what: str) -> int:
-    """Import ``modules`` and ``entry``, say ready, then serve until stdin closes."""
-    warm_up([*modules, entry], what)
+def run(modules: Sequence[str], entry: str, what: str, optional: Sequence[str] = ()) -> int:
+    """Import ``modules``, ``entry`` and what of ``optional`` is installed, say ready, then serve
+    until stdin closes."""
+    warm_up([*modules, entry], what, optional)
     sys.stdout.write(json.dumps({"ready": os.getpid()}) + "\n")
     sys.stdout.flush()
     serve(sys.stdin.fileno(), sys.stdout, entry)

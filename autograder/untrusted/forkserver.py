@@ -13,14 +13,14 @@ import sys
 
 from ..core import forkserver
 from ..core.quick_compile import runner_flags
-from .runner import WARM_IMPORTS
+from .runner import WARM_IF_INSTALLED, WARM_IMPORTS
 
 ENTRY = "autograder.untrusted.runner"
 
 
 def main() -> int:
     os.environ["XLA_FLAGS"] = runner_flags()  # as the runner sets them, before its JAX is imported
-    return forkserver.run(WARM_IMPORTS, ENTRY, "the warm runner")
+    return forkserver.run(WARM_IMPORTS, ENTRY, "the warm runner", WARM_IF_INSTALLED)
 
 
 if __name__ == "__main__":

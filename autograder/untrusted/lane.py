@@ -42,7 +42,7 @@ from typing import Any, TextIO
 
 from ..core import forkserver
 from ..core.quick_compile import runner_flags
-from .runner import WARM_IMPORTS
+from .runner import WARM_IF_INSTALLED, WARM_IMPORTS
 
 ENTRY = "autograder.untrusted.runner"
 UID_BASE = 200_000  # a child's uid is this plus its tag: neither the image's user nor root
@@ -248,7 +248,7 @@ def _kill_group(pid: int) -> None:
 
 def main() -> int:
     os.environ["XLA_FLAGS"] = runner_flags()  # as the runner sets them, before its JAX is imported
-    forkserver.warm_up([*WARM_IMPORTS, ENTRY], "the lane")
+    forkserver.warm_up([*WARM_IMPORTS, ENTRY], "the lane", WARM_IF_INSTALLED)
     sys.stdout.write(json.dumps({"ready": os.getpid()}) + "\n")
     sys.stdout.flush()
     serve(sys.stdin.fileno(), sys.stdout)

@@ -221,6 +221,29 @@ def test_the_workers_import_the_package_that_started_them_installed_or_not(tmp_p
     assert "No module named 'autograder'" in missing.stderr
 
 
+def test_a_warm_runner_imports_what_its_children_would_and_skips_what_is_not_installed(tmp_path):
+    """The sandbox's servers import, once, what every notebook's run would import in its child:
+    a module missing from ``WARM_IF_INSTALLED`` is left out, not the server's end; the rest are
+    imported before the server forks, from the untrusted side a sandbox sees."""
+    from autograder.grading.sandbox.package import untrusted_pythonpath
+    from autograder.untrusted.runner import WARM_IF_INSTALLED, WARM_IMPORTS
+
+    code = (
+        "import sys, json\n"
+        "from autograder.core import forkserver\n"
+        "from autograder.untrusted.runner import WARM_IMPORTS, WARM_IF_INSTALLED\n"
+        "forkserver.warm_up(WARM_IMPORTS, 'the test', [*WARM_IF_INSTALLED, 'no_such_module_here'])\n"
+        "print(json.dumps([sorted(sys.modules), sys.modules['autograder.checks'].__file__]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": untrusted_pythonpath(), "OPENBLAS_NUM_THREADS": "1", "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    modules, checks = json.loads(done.stdout)
+    assert set(WARM_IMPORTS) | set(WARM_IF_INSTALLED) <= set(modules)  # rich is in every lock
+    assert "no_such_module_here" not in modules
+    assert checks.endswith("autograder/checks.py") and "sandbox-code" in checks  # the sandbox's facade
+
+
 BURNER = '''
 import subprocess, sys, time
 
