@@ -83,8 +83,9 @@ def idle_memory_mib(names: list[str]) -> list[float]:
 
 
 def container_cpu() -> dict[str, float]:
-    """CPU seconds each running container has used so far, by name (cgroup v1's cpuacct, or v2's
-    cpu.stat), for where a burst's CPU went."""
+    """CPU seconds each running container has used so far, by name (a sandbox's prefixed
+    ``sandbox-``), from its cgroup: v1's cpuacct, or v2's cpu.stat under either of Docker's
+    cgroup drivers; for where a burst's CPU went."""
     out = subprocess.run(
         ["docker", "ps", "--no-trunc", "--format", f'{{{{.ID}}}} {{{{.Names}}}} {{{{.Label "{LABEL}"}}}}'],
         capture_output=True,
@@ -94,15 +95,15 @@ def container_cpu() -> dict[str, float]:
     used = {}
     for line in out.splitlines():
         cid, name, *sandbox = line.split()
-        name = f"sandbox-{name}" if sandbox else name
-        for path, scale in ((f"/sys/fs/cgroup/cpuacct/docker/{cid}/cpuacct.usage", 1e-9),):
-            try:
-                used[name] = int(Path(path).read_text()) * scale
-            except (OSError, ValueError):
-                pass
-        v2 = Path(f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/cpu.stat")
-        if name not in used and v2.is_file():
-            used[name] = int(v2.read_text().split()[1]) * 1e-6  # usage_usec
+        v1 = Path(f"/sys/fs/cgroup/cpuacct/docker/{cid}/cpuacct.usage")  # nanoseconds
+        v2 = [
+            Path(f"/sys/fs/cgroup/{group}/cpu.stat") for group in (f"docker/{cid}", f"system.slice/docker-{cid}.scope")
+        ]
+        key = f"sandbox-{name}" if sandbox else name
+        if v1.is_file():
+            used[key] = int(v1.read_text()) * 1e-9
+        elif stat := next((p for p in v2 if p.is_file()), None):
+            used[key] = int(stat.read_text().split()[1]) * 1e-6  # its first line: usage_usec
     return used
 
 
