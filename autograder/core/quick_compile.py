@@ -54,9 +54,15 @@ def compiler_options(mesh: Any) -> dict[str, Any]:
 
 @functools.cache
 def known_options() -> dict[str, Any]:
-    """``QUICK_CPU``'s options that this process's CPU compiler accepts, asked once: a trivial
-    program compiled with them, less each one the compiler names as unknown (with a warning); any
-    other refusal (a value it cannot take) is raised. Starts JAX's CPU backend."""
+    """``QUICK_CPU``'s options that this process's CPU compiler accepts, asked once. A process
+    handed the flags its own jaxlib knows (``runner_env``, as the trusted worker is) takes those,
+    and compiles nothing: each of its jobs is a fresh process, for which the probe below was a
+    program more to compile. Otherwise a trivial program is compiled with them, less each one the
+    compiler names as unknown (with a warning); any other refusal (a value it cannot take) is
+    raised. Starts JAX's CPU backend."""
+    handed = runner_flags().split()
+    if handed:
+        return {name: value for name, value in QUICK_CPU.items() if _flag(name, value) in handed}
     import jax
     import jax.numpy as jnp
 
@@ -82,7 +88,7 @@ def xla_flags() -> str:
     ``jax.jit`` itself). Asked of a fresh process once per jaxlib version and list of flags and
     kept in the user's cache folder; this process's JAX is not started."""
     with _asking:  # a second thread here finds the first one's answer on disk
-        flags = {name: f"--{name}={str(value).lower()}" for name, value in QUICK_CPU.items()}
+        flags = {name: _flag(name, value) for name, value in QUICK_CPU.items()}
         key = f"{jaxlib_version()} {' '.join(flags.values())}"
         kept = _cache_folder() / f"xla-flags-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
         try:
@@ -97,6 +103,11 @@ def xla_flags() -> str:
         for name in (name for name, flag in flags.items() if flag not in answer.split()):
             _left_out("XLA flag", name, jaxlib_version())
         return answer
+
+
+def _flag(name: str, value: Any) -> str:
+    """An option as ``XLA_FLAGS`` spells it."""
+    return f"--{name}={str(value).lower()}"
 
 
 def _ask_for_flags(flags: dict[str, str]) -> str:

@@ -7,6 +7,7 @@ wrap a function here, so it is called identically wherever it runs.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -57,12 +58,18 @@ def input_sigs(task: Task, case: Case) -> list[InputSig]:
 
 
 def jax_dtype(name: str) -> Any:
-    import jax
     import jax.numpy as jnp
 
-    if name == "key":
-        return jax.random.key(0).dtype
-    return jnp.dtype(name)
+    return key_dtype() if name == "key" else jnp.dtype(name)
+
+
+@functools.cache
+def key_dtype() -> Any:
+    """The dtype of JAX's default PRNG keys, from a key traced, never made: making one with
+    ``jax.random.key`` compiles two small programs in a process that has not yet."""
+    import jax
+
+    return jax.eval_shape(lambda: jax.random.key(0)).dtype
 
 
 def build(fn: Callable[..., Any], sig: ShardMapSig) -> tuple[Wrapped, list[Any], Any]:

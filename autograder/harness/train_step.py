@@ -13,6 +13,7 @@ from ..core.mesh import MeshSpec
 from ..core.records import StepSig
 from ..core.tasks import Case, Task, Training
 from .layouts import given_for
+from .shard_map import key_dtype
 
 REPORTS_MESH = False
 
@@ -31,7 +32,7 @@ def step_inputs_structs(given: Training, mesh: Any) -> tuple[Any, list[Any], dic
     structs = [jax.ShapeDtypeStruct(np.shape(leaf), leaf.dtype, sharding=everywhere) for leaf in leaves]
     example = given.random_batch(np.random.default_rng(0))
     batch = {name: jax.ShapeDtypeStruct(v.shape, v.dtype, sharding=by_example) for name, v in example.items()}
-    key = jax.ShapeDtypeStruct((), jax.random.key(0).dtype, sharding=everywhere)
+    key = jax.ShapeDtypeStruct((), key_dtype(), sharding=everywhere)
     return treedef, structs, batch, key
 
 

@@ -179,3 +179,20 @@ def test_the_flags_are_asked_once_per_jaxlib(afresh, caplog):
     with caplog.at_level(logging.WARNING, logger=quick_compile.__name__):
         assert xla_flags() == asked
     assert any(NO_SUCH_OPTION in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+
+
+def test_a_process_handed_the_flags_its_xla_knows_takes_them_as_its_options_and_compiles_nothing(afresh, compiles):
+    """The trusted worker's jobs are each a fresh process: handed the flags (``runner_env``),
+    one learns its options without compiling a probe; flags asked of another jaxlib are not its."""
+    afresh.setenv(RUNNER_FLAGS, f"{quick_compile.jaxlib_version()} --xla_backend_optimization_level=0")
+    assert quick_compile.known_options() == {"xla_backend_optimization_level": 0}
+    assert compiles == []
+    afresh.setenv(RUNNER_FLAGS, "0.0.1 --xla_backend_optimization_level=0")
+    _ask_afresh()
+    assert quick_compile.known_options() == QUICK_CPU and len(compiles) == 1  # asked of its own compiler
+
+
+def test_the_trusted_worker_is_handed_the_flags():
+    from autograder.grading.pipeline.worker_process import server_command
+
+    assert runner_env().items() <= server_command().env.items()

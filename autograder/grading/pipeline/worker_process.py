@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ...core.files import write_atomic
+from ...core.quick_compile import runner_env
 from ...trusted.jobs import WorkerJob
 from ..sandbox.forked import ServerCommand, Shared
 from ..sandbox.package import ROOT
@@ -24,8 +25,10 @@ FORKSERVER = "autograder.trusted.forkserver"
 
 def trusted_env(home: Path) -> dict[str, str]:
     """The sandbox's clean environment, with this very package first on the path: a checkout run
-    through ``PYTHONPATH`` and never installed (as the GPU check runs it) is what its workers import."""
-    return {**clean_env(home), "PYTHONPATH": str(ROOT.parent)}
+    through ``PYTHONPATH`` and never installed (as the GPU check runs it) is what its workers import;
+    and the XLA flags this jaxlib knows, asked once for the runners too, so that no job compiles a
+    probe to learn its compile options (``quick_compile.known_options``)."""
+    return {**clean_env(home), **runner_env(), "PYTHONPATH": str(ROOT.parent)}
 
 
 def server_command() -> ServerCommand:
