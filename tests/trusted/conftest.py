@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-COMPILED = "/jax/core/compile/backend_compile_duration"  # JAX's event for each program it compiles
-
 
 @pytest.fixture
 def compiles():
@@ -18,7 +16,7 @@ def compiles():
     seen: list[str] = []
 
     def listen(event: str, duration: float, **_) -> None:
-        if event == COMPILED:
+        if event == "/jax/core/compile/backend_compile_duration":  # JAX's, for each program compiled
             seen.append(event)
 
     jax.monitoring.register_event_duration_secs_listener(listen)
