@@ -6,14 +6,20 @@ next one, which is graded in the same container as if it had been alone."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
+import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
 from autograder.grading.pipeline.grader import grader_for
 from autograder.grading.sandbox.docker_sandbox import LABEL, NO_SYSTEM_V_IPC, DockerSandbox
-from autograder.grading.sandbox.lanes import CAPABILITIES
+from autograder.grading.sandbox.lanes import CAPABILITIES, SandboxLost
 from autograder.grading.sandbox.limits import Limits
 
 from ..adversarial.cases import floods_results_with_files
@@ -102,10 +108,11 @@ def _containers(client, box):
 
 def _eventually(condition, what, seconds=120.0):
     deadline = time.monotonic() + seconds
-    while not condition():
+    while not (found := condition()):
         if time.monotonic() > deadline:
             raise AssertionError(f"not within {seconds:g} s: {what}")
         time.sleep(0.2)
+    return found
 
 
 def _free(box, count=1):
@@ -275,3 +282,149 @@ def test_a_lane_ends_when_its_grader_is_gone(lane_grader, course, tmp_path):
     lane = box._pool._free[0]
     lane.stream._sock.shutdown(socket.SHUT_RDWR)  # as a killed grader's connection ends: so does the server's stdin
     _eventually(lambda: lane.container.reload() or lane.container.status == "exited", "the lane's server exiting", 30)
+
+
+SLEEPS = "import time\ntime.sleep(60)"  # a job still running when the test acts on its lane
+
+
+def _running_a_job(box):
+    """The lane that runs a job now (its server said the child's pid), or None."""
+    for lane in list(box._held.values()):
+        event = lane.events.get(lane.tags, {})
+        if "pid" in event and "status" not in event:
+            return lane
+    return None
+
+
+def _runs_cold(box):
+    """Records, per fresh container, the job folder it ran on."""
+    ran, run_cold = [], box._run_cold
+
+    def cold(job, out, timeout, cache=None):
+        ran.append(job)
+        return run_cold(job, out, timeout, cache)
+
+    box._run_cold = cold
+    return ran
+
+
+def test_a_job_whose_lane_left_before_it_started_runs_in_a_fresh_container(lane_grader, course, client, tmp_path):
+    """A lane's server that leaves between the lane's handing out and its job's request (its ten
+    idle minutes up, or dead): nothing of the job ran, so it runs in a fresh container on the same
+    folders and keeps its marks; the lane is removed and another started."""
+    import docker.errors
+
+    grader, box = lane_grader
+    reference = _grade(grader, tmp_path, "ann", course)
+    _eventually(lambda: _free(box), "a lane")
+    cold, take, left = _runs_cold(box), box._pool.take, []
+
+    def taken_as_it_leaves():
+        lane = take()
+        lane.stream._sock.shutdown(socket.SHUT_WR)  # its stdin ends: the server exits, as after ten idle minutes
+        _eventually(lambda: lane.gone, "the lane's server gone", 30)
+        left.append(lane)
+        box._pool.take = take
+        return lane
+
+    box._pool.take = taken_as_it_leaves
+    report = _grade(grader, tmp_path, "bob", course)
+    assert left and cold == [left[0].job], cold  # it ran, once, in a fresh container
+    assert report.status == "graded" and _marks(report) == _marks(reference), report.message
+    with pytest.raises(docker.errors.NotFound):
+        client.containers.get(left[0].container.id)
+    _eventually(lambda: _free(box), "a new lane")
+    assert box._pool._free[0].container.id != left[0].container.id
+
+
+def test_a_lane_killed_from_outside_mid_job_grades_nothing(lane_grader, course, client, tmp_path):
+    """No process of a job may signal its lane's server: a lane SIGKILLed under a job was killed
+    from outside, so the grading raises (a queue sends the job again) instead of marking it
+    crashed; the next submission is graded as usual."""
+    grader, box = lane_grader
+    _grade(grader, tmp_path, "ann", course)
+    _eventually(lambda: _free(box), "a lane")
+    with ThreadPoolExecutor(1) as pool:
+        grading = pool.submit(_grade, grader, tmp_path, "bob", course, SLEEPS)
+        lane = _eventually(lambda: _running_a_job(box), "bob's job running in the lane", 60)
+        client.containers.get(lane.container.id).kill()
+        with pytest.raises(SandboxLost, match="killed from outside its job"):
+            grading.result(timeout=60)
+    _eventually(lambda: _free(box), "a new lane")
+    assert _grade(grader, tmp_path, "cid", course).status == "graded"
+
+
+class EngineLine:
+    """A socket that stands for the Docker engine's, passing every byte to the real one until
+    ``cut`` closes it and every connection through it, as a lost node's engine goes; ``mend``
+    listens again."""
+
+    def __init__(self, path, engine):
+        self.path, self.engine, self.connections = path, engine, []
+        self.mend()
+
+    def mend(self):
+        self.path.unlink(missing_ok=True)
+        self.listener = socket.socket(socket.AF_UNIX)
+        self.listener.bind(str(self.path))
+        self.listener.listen()
+        threading.Thread(target=self._accept, args=(self.listener,), daemon=True).start()
+
+    def cut(self):
+        self.listener.close()  # the socket's file stays, refusing, as a dead engine's does
+        for connection in self.connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+            connection.close()
+
+    def _accept(self, listener):
+        while True:
+            try:
+                near, _ = listener.accept()
+            except OSError:
+                return
+            far = socket.socket(socket.AF_UNIX)
+            far.connect(self.engine)
+            self.connections += [near, far]
+            for source, sink in ((near, far), (far, near)):
+                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
+
+
+def _pump(source, sink):
+    with contextlib.suppress(OSError):
+        while data := source.recv(65536):
+            sink.sendall(data)
+    with contextlib.suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)  # a half-close passes on: a lane's stdin ends through the line too
+
+
+@pytest.fixture
+def cut_off_grader(course, client, cpu_image, tmp_path):
+    """A grader with one lane whose engine is reached through an ``EngineLine``."""
+    import docker
+
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    assert host.startswith("unix://"), f"this test passes the engine's unix socket through a line: DOCKER_HOST={host}"
+    with tempfile.TemporaryDirectory(prefix="jaxcourse-engine-") as folder:
+        line = EngineLine(Path(folder) / "docker.sock", host.removeprefix("unix://"))
+        box = DockerSandbox(cpu_image, Limits(), docker.DockerClient(base_url=f"unix://{line.path}"), lanes=1)
+        yield grader_for(ASSIGNMENT, course, tmp_path / "cache", sandbox=box), box, line
+        line.mend()
+        box.close()
+        for container in _containers(client, box):  # what the cut line left on the engine
+            container.remove(force=True)
+
+
+def test_a_lane_whose_engine_stops_answering_mid_job_grades_nothing(cut_off_grader, course, tmp_path):
+    """A lost node takes its engine with its lanes: the job's stream ends and the engine does not
+    answer, which says nothing of the job, so the grading raises (a queue sends the job to a
+    worker that is left) and the lane, which cannot be removed, is left for the next run."""
+    grader, box, line = cut_off_grader
+    _grade(grader, tmp_path, "ann", course)
+    _eventually(lambda: _free(box), "a lane")
+    with ThreadPoolExecutor(1) as pool:
+        grading = pool.submit(_grade, grader, tmp_path, "bob", course, SLEEPS)
+        _eventually(lambda: _running_a_job(box), "bob's job running in the lane", 60)
+        line.cut()
+        with pytest.raises(SandboxLost, match="the Docker engine did not answer"):
+            grading.result(timeout=60)

@@ -19,6 +19,7 @@ the same code as the grader's reader, and the code that decides scores is not in
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
@@ -33,7 +34,7 @@ from ...core.protocol import MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES
 from ...core.quick_compile import runner_env
 from ...engine.containers import kill, remove, running
 from ...untrusted.lane import HOMES
-from .lanes import CAPABILITIES, Lane, LanePool, lane_folder
+from .lanes import CAPABILITIES, Lane, LaneGone, LanePool, SandboxLost, lane_folder
 from .limits import Limits
 from .package import untrusted_package
 from .sandbox import LOG_TAIL_BYTES, CompileCache, Outcome, exit_reason, runner_argv
@@ -41,6 +42,8 @@ from .sandbox import LOG_TAIL_BYTES, CompileCache, Outcome, exit_reason, runner_
 if TYPE_CHECKING:
     from docker.client import DockerClient
     from docker.models.containers import Container
+
+log = logging.getLogger(__name__)
 
 # Where the image installs the packages (docker/Dockerfile: a venv of Python 3.11 in /opt/venv).
 SITE = "/opt/venv/lib/python3.11/site-packages"
@@ -112,7 +115,10 @@ class DockerSandbox:
             lane = self._held.get(job.parent)
         if lane is not None and lane.cache == cache and (job, out) == (job.parent / "job", job.parent / "out"):
             _opened(lane.job, lane.out)
-            return lane.run(timeout, self.limits.memory, _overfilled)
+            try:
+                return lane.run(timeout, self.limits.memory, _overfilled)
+            except LaneGone:  # its server left first (ten idle minutes) or fell silent: nothing of the job ran
+                _never_ran(lane)
         if self.lanes:
             # The first run says which cache the lanes are for: a class's first is the one that
             # fills it, after which every run only reads it. So the lanes start beside that run,
@@ -144,11 +150,22 @@ class DockerSandbox:
             raise
 
     def _discard_lane(self, lane: Lane) -> None:
-        lane.close()
-        shutil.rmtree(lane.folder, ignore_errors=True)
-        if lane.folder.exists():  # what a child wrote, if its server could not clear it
-            self.clear(lane.folder)
+        """The lane's container and folder removed; where its engine no longer answers, both are
+        left to the next grading run's ``remove_orphans`` and the grading goes on."""
+        import requests.exceptions
+        from docker.errors import DockerException
+
+        try:
+            lane.close()
             shutil.rmtree(lane.folder, ignore_errors=True)
+            if lane.folder.exists():  # what a child wrote, if its server could not clear it
+                self.clear(lane.folder)
+        except (requests.exceptions.ConnectionError, DockerException) as err:
+            log.warning(
+                f"jaxcourse: a lane's container was left behind, the Docker engine did not answer ({err}): the next "
+                "grading run on this host removes it"
+            )
+        shutil.rmtree(lane.folder, ignore_errors=True)
 
     def _with_cache(self, settings: dict[str, Any], cache: CompileCache | None) -> dict[str, Any]:
         if cache is not None:  # read-only, unless this run is the one that fills it
@@ -305,6 +322,14 @@ def _open_for_container(folder: Path) -> None:
 def _logs(container: Container) -> str:
     data: bytes = container.logs(stdout=True, stderr=True, tail=200)
     return data[-LOG_TAIL_BYTES:].decode("utf-8", "replace")
+
+
+def _never_ran(lane: Lane) -> None:
+    """The lane's container removed, whatever its server started with it, so that the job may run
+    in a fresh one on the same folders; ``SandboxLost`` if the job wrote anything first."""
+    remove(lane.container)
+    if any(lane.out.iterdir()):
+        raise SandboxLost("the lane's server fell silent after its job had started")
 
 
 def remove_orphans(client: DockerClient) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import socket
 import tempfile
 import threading
@@ -41,7 +42,13 @@ POLL = 0.25  # seconds between the grader's looks at a running job
 
 
 class LaneGone(JaxcourseError):
-    """The lane's server stopped, or never started."""
+    """The lane's server stopped, or never started; raised by ``Lane.run`` only where the job
+    itself never started, so that it may run elsewhere."""
+
+
+class SandboxLost(JaxcourseError):
+    """A lane ended under its job for a cause outside the job (its engine gone, its container
+    killed or removed from outside): no grade is given, so that the job is graded again."""
 
 
 class Lane:
@@ -131,14 +138,14 @@ class Lane:
 
     def run(self, timeout: float, memory: str, overfilled: Callable[[Path], str]) -> Outcome:
         """The job in the lane's folders, run in a child of its server; killed past ``timeout``
-        or when it writes too much (``overfilled`` says why)."""
+        or when it writes too much (``overfilled`` says why). ``LaneGone`` where the server never
+        started it (gone before, or silent): the job ran nowhere and may run elsewhere."""
         tag, started_at, begin = self._next_tag(), time.time(), time.perf_counter()
-        try:
-            self._ask({"run": tag, "argv": runner_args("/job", "/out"), "timeout": timeout})
-        except LaneGone:
-            return _stopped_under()
+        self._ask({"run": tag, "argv": runner_args("/job", "/out"), "timeout": timeout})
         if self._answer(tag, "pid", ANSWER_TIMEOUT) is None:
-            return _stopped_under()
+            with self.changed:
+                self.gone = True  # so that it serves no other job
+            raise LaneGone("the lane's server did not start the job")
         deadline, stopped, killed_at = time.monotonic() + timeout, ("", ""), 0.0
         while (ended := self._answer(tag, "status", POLL)) is None:
             if killed_at and time.monotonic() - killed_at > KILL_TIMEOUT:
@@ -146,7 +153,7 @@ class Lane:
                     self.gone = True  # so the lane is removed, the job with it
             if self.gone:
                 said = {"lane run": time.perf_counter() - begin}
-                return Outcome(stopped[0], None, "", stopped[1], started_at, said) if killed_at else _stopped_under()
+                return Outcome(stopped[0], None, "", stopped[1], started_at, said) if killed_at else self._ended(memory)
             if not killed_at:
                 reason = overfilled(self.out)
                 stopped = (
@@ -162,6 +169,29 @@ class Lane:
         if ended["oom"] and code != 0:
             return Outcome("crashed", code, tail, f"ran out of memory (the limit is {memory})", started_at, phases)
         return Outcome("ok" if code == 0 else "crashed", code, tail, exit_reason(code), started_at, phases)
+
+    def _ended(self, memory: str) -> Outcome:
+        """The server gone mid-job, asked of its engine: only the job's memory (the container's
+        limit) or its processes that would not die end a server, and the lane ran no one else's.
+        An engine that does not answer, or a container removed or SIGKILLed from outside (no
+        process of a job may signal its root's server), is ``SandboxLost``."""
+        import docker.errors
+        import requests.exceptions
+
+        try:
+            code = self.container.wait(timeout=KILL_TIMEOUT)["StatusCode"]
+            self.container.reload()
+        except docker.errors.NotFound:
+            raise SandboxLost("the lane's container was removed under its job") from None
+        except (requests.exceptions.RequestException, docker.errors.DockerException) as err:
+            raise SandboxLost(
+                f"the Docker engine did not answer for the lane's container: {type(err).__name__}"
+            ) from None
+        if self.container.attrs["State"].get("OOMKilled"):
+            return Outcome("crashed", None, "", f"ran out of memory (the limit is {memory})")
+        if code == 128 + signal.SIGKILL:
+            raise SandboxLost("the lane's container was killed from outside its job")
+        return Outcome("crashed", None, "", "stopped with its sandbox's container")
 
     def clear(self) -> bool:
         """Everything the last job could write removed, and both folders empty: the lane may
@@ -184,14 +214,10 @@ class Lane:
             self.stream._sock.shutdown(socket.SHUT_WR)
         except OSError:
             pass
-        remove(self.container)
-        self.stream.close()
-
-
-def _stopped_under() -> Outcome:
-    """A job whose lane's server died under it: the job is the only one its lane ran, so the
-    cause is its own (its memory took the server, or its processes would not die)."""
-    return Outcome("crashed", None, "", "stopped with its sandbox's container")
+        try:
+            remove(self.container)
+        finally:
+            self.stream.close()
 
 
 class LanePool:
