@@ -36,14 +36,20 @@ def _collective_problem(task: Task, m: ArrayMeasurement) -> Problem | None:
     if task.allowed is None:
         return None
     allowed = {COLLECTIVES[name] for name in task.allowed}
-    may = ", ".join(sorted(task.allowed)) or "no collectives"
     if ran - allowed:
-        text = f"the compiled HLO contains {_names(ran - allowed)}; {task.name} may use only {may}"
+        text = f"the compiled HLO contains {_names(ran - allowed)}"
     elif asked - allowed:
-        text = f"the program asks for {_names(asked - allowed)}; {task.name} may use only {may}"
+        text = f"the program asks for {_names(asked - allowed)}"
     else:
         return None
-    return Problem(text, f"it runs other collectives than {task.name} allows ({may})")
+    if not task.allowed:
+        return Problem(
+            f"{text}; {task.name} may use no collectives", f"it runs collectives, and {task.name} may use none"
+        )
+    may = ", ".join(sorted(task.allowed))
+    return Problem(
+        f"{text}; {task.name} may use only {may}", f"it runs other collectives than {task.name} allows ({may})"
+    )
 
 
 def _axes_problem(task: Task, census: Census) -> Problem | None:

@@ -42,7 +42,9 @@ were recorded from its first grading, after each was read against its file's rea
 later change to the engine (the memory part, the differentiated cases) shows as a diff here.
 05_transformer_parallel's records were added the same way with issue 26, when it was written.
 06_pipeline_experts's records were added the same way with issue 27, when it was written.
-07_inference's records were added the same way with issue 55, when it was written.
+07_inference's records were added the same way with issue 55, when it was written. Two of them
+(``fixed_decode_step``'s technique, which allows no collective) changed their words on purpose
+since: "may use only no collectives" reads "may use no collectives".
 Issue 23 changed many records on purpose, so that no part's points can be had without what it
 teaches: a part's communication is judged only once its collectives are right; a ring part's
 values weigh half of it, a choosing part's choice half; 04's ``dp_tp_step`` is graded on its

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from autograder.grading.reports.reasons import kind_of
 from autograder.specs import get
 
 from ..helpers import verdicts
@@ -75,6 +76,22 @@ def test_forbidden_collective_is_named_with_its_jax_name():
     )
     assert "mesh 8:i" in scores["technique"][1]
     assert scores["communication"] == (0, "not checked until the technique holds (see the technique part)")
+
+
+def test_a_task_that_allows_no_collective_says_so():
+    fold = get("01_collectives").task("fold_rng_over_axis")
+    scores = _scores([(case, _m(counts={"all-reduce": 1})) for case in fold.cases], task=fold)
+    assert scores["technique"][0] == 0
+    assert "all-reduce (psum); fold_rng_over_axis may use no collectives" in scores["technique"][1]
+    hidden = _scores(
+        [
+            *((case, _m(counts={})) for case in fold.cases),
+            (replace(fold.cases[0], hidden=True), _m(counts={"all-reduce": 1})),
+        ],
+        task=fold,
+    )
+    assert hidden["technique"][1].startswith("a hidden case: it runs collectives, and fold_rng_over_axis may use none;")
+    assert kind_of(hidden["technique"][1]) == "forbidden collective: unnamed"
 
 
 def test_a_collective_asked_for_but_compiled_away_still_counts():

@@ -33,7 +33,13 @@ RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("not attempted", ("raised NotImplementedError",)),
     (
         "forbidden collective:",
-        ("the compiled HLO contains", "the program asks for", "the program uses", "other collectives than"),
+        (
+            "the compiled HLO contains",
+            "the program asks for",
+            "the program uses",
+            "other collectives than",
+            "may use none",
+        ),
     ),
     ("collective on the wrong axis:", ("the compiled HLO runs", "over axes that")),
     ("not overlapped", ("computes nothing while", "waits for", "wait for more transfers")),
