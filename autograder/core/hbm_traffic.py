@@ -11,6 +11,10 @@ out (each rule says which):
   arrays out as its matmuls want them);
 - a dynamic-update-slice writes its update into its buffer in place (XLA:CPU widens the whole
   buffer around one; a GPU writes the update);
+- but a copy of one of the program's arguments in the argument's own layout is the one every chip
+  makes of an argument it writes into (in place, or carried through a loop) or returns without
+  having been given it (not donated): that copy is charged, read and written (a decode step that
+  does not donate its KV cache copies the whole cache for every token);
 - a fusion that only slices an operand reads the slice, not the operand;
 - a matmul inside one of XLA:CPU's fusions is a kernel of its own on a GPU: its result and its
   computed operands go through HBM.
@@ -74,8 +78,9 @@ class Values:
         module: Module,
         carried: dict[int, int] | None = None,
         fused_users: dict[int, dict[str, list[Instr]]] | None = None,
+        entry: bool = False,
     ) -> None:
-        self.module = module
+        self.module, self.entry = module, entry
         self.fused_users = {} if fused_users is None else fused_users
         self._narrow: dict[str, int | None] = {}
         self.instructions = instructions
@@ -90,6 +95,8 @@ class Values:
     def hbm_bytes(self, ins: Instr) -> float:
         """The bytes ``ins`` reads and writes in HBM, at the program's dtypes."""
         op = ins.op.removesuffix("-start").removesuffix("-done")
+        if ins.op == "copy" and self._undonated(ins):
+            return 2 * self.charged(ins.name)
         if ins.op in _FREE or op in COLLECTIVE_OPS or ins.op in _CONTROL or ins.op.startswith("async"):
             return 0.0
         if self._converts_only(ins):
@@ -116,6 +123,14 @@ class Values:
             sliced = _sliced_elements(param, self.users_in(body)) if param is not None else None
             read += self.charged(name) if sliced is None else sliced * self.width(name)
         return read + written + self._between_kernels(body)
+
+    def _undonated(self, ins: Instr) -> bool:
+        """A copy of one of the program's arguments in the argument's own layout (not the CPU's
+        relayout): one that was not donated, which the program writes into (in place, or as a
+        loop's carried value) or returns, so that every chip copies it."""
+        names = ins.operands()
+        source = self.by_name.get(names[0]) if self.entry and names else None
+        return source is not None and source.op == "parameter" and source.result_type == ins.result_type
 
     def charged(self, name: str) -> float:
         """A value's bytes at the narrowest type the program gave it."""

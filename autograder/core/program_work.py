@@ -61,7 +61,11 @@ class ProgramWork:
 
     def _read(self, name: str) -> dict[str, Work] | None:
         graph = Values(
-            self.module.computations.get(name, []), self.module, self._carried.get(name, {}), self._fused_users
+            self.module.computations.get(name, []),
+            self.module,
+            self._carried.get(name, {}),
+            self._fused_users,
+            entry=name == self.module.entry,
         )
         out: dict[str, Work] = {}
         for ins in graph.instructions:

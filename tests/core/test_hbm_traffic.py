@@ -15,8 +15,8 @@ S = jax.ShapeDtypeStruct
 M, K, N = 64, 128, 32
 
 
-def _bytes(fn, *structs) -> float:
-    work = ProgramWork(parse_module(jax.jit(fn).lower(*structs).compile().as_text())).total()
+def _bytes(fn, *structs, donate=()) -> float:
+    work = ProgramWork(parse_module(jax.jit(fn, donate_argnums=donate).lower(*structs).compile().as_text())).total()
     assert work is not None
     return work.bytes
 
@@ -79,3 +79,20 @@ def test_a_loop_writes_each_update_in_place_not_its_whole_buffer():
     block = 16 * 32 * 4
     # the zeros written once; each of 8 trips reads its block and writes it into place
     assert _bytes(_ring_into_buffer, S((16, 32), jnp.float32)) == 8 * block + 8 * 2 * block
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda cache, x, rows: jax.lax.dynamic_update_slice(cache, x, (rows[0], 0)),
+        lambda cache, x, rows: cache.at[rows].set(x),  # a scatter: XLA:CPU's loop carries the buffer
+    ],
+    ids=["dynamic_update_slice", "scatter"],
+)
+def test_an_argument_written_in_place_is_copied_whole_first_unless_donated(write):
+    """A decode step's cache: XLA writes into an argument only once it has copied it, on any chip,
+    unless the argument was donated. The copy is charged, read and written, and only then."""
+    cache, rows = (1024, 256), 4
+    structs = (S(cache, jnp.float32), S((rows, cache[1]), jnp.float32), S((rows,), jnp.int32))
+    donated = _bytes(write, *structs, donate=(0,))
+    assert _bytes(write, *structs) == donated + 2 * cache[0] * cache[1] * 4

@@ -4,6 +4,8 @@ hides nothing of its ring, projects slower than the reference on the machines it
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -15,6 +17,7 @@ from autograder.grading.pipeline.plan import projected
 from autograder.grading.pipeline.trusted_worker import evaluation
 from autograder.harness import shard_map as harness
 from autograder.harness import sharded_step as sharded_step_harness
+from autograder.harness.calls import signature
 from autograder.specs import get
 from autograder.trusted import reference as record
 from autograder.trusted import shard_map as trusted_shard_map
@@ -206,6 +209,23 @@ def test_a_worse_program_with_the_same_values_never_projects_faster(assignment, 
     honest, wasteful = at_scale(_reference(assignment, task), part), at_scale(fn, part)
     for machine in MACHINES:
         assert honest.on(machine).total_s <= wasteful.on(machine).total_s, machine
+
+
+@pytest.mark.parametrize(
+    "task, copies", [("tp_decode_step", "tp_decode_not_donated"), ("fixed_decode_step", "fixed_decode_still_copies")]
+)
+def test_a_decode_step_that_does_not_donate_its_cache_projects_the_copy_of_it(task, copies):
+    """Every token copies the whole cache before it writes one position into it, on any chip: the
+    K and V caches read and written once more on each device, and every machine's time grows."""
+    part = get("07_inference").task(task)
+    reference = _reference("07_inference", task)
+    honest, copying = at_scale(reference, part), at_scale(submitted("07_inference", copies, task), part)
+    _, structs, _ = sharded_step_harness.build(reference, signature(part, part.at_scale.case))
+    caches = [s for s in structs if len(s.shape) == 4]  # K and V: (batch, kv heads, positions, head width)
+    per_device = sum(math.prod(s.sharding.shard_shape(s.shape)) * s.dtype.itemsize for s in caches)
+    assert len(caches) == 2 and copying.cost.hbm_bytes - honest.cost.hbm_bytes == 2 * per_device
+    for machine in MACHINES:
+        assert copying.on(machine).total_s > honest.on(machine).total_s, machine
 
 
 def test_every_part_projected_at_scale_has_a_worse_program_to_order():
