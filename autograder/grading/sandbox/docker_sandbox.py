@@ -34,7 +34,7 @@ from ...core.protocol import MAX_ARTIFACTS_BYTES, MAX_RESULTS_BYTES
 from ...core.quick_compile import runner_env
 from ...engine.containers import kill, remove, running
 from ...untrusted.lane import HOMES
-from .lanes import CAPABILITIES, Lane, LaneGone, LanePool, SandboxLost, lane_folder
+from .lanes import CAPABILITIES, Lane, LaneGone, LanePool, SandboxLost, engine_errors, lane_folder
 from .limits import Limits
 from .package import untrusted_package
 from .sandbox import LOG_TAIL_BYTES, CompileCache, Outcome, exit_reason, runner_argv
@@ -152,15 +152,12 @@ class DockerSandbox:
     def _discard_lane(self, lane: Lane) -> None:
         """The lane's container and folder removed; where its engine no longer answers, both are
         left to the next grading run's ``remove_orphans`` and the grading goes on."""
-        import requests.exceptions
-        from docker.errors import DockerException
-
         try:
             lane.close()
             shutil.rmtree(lane.folder, ignore_errors=True)
             if lane.folder.exists():  # what a child wrote, if its server could not clear it
                 self.clear(lane.folder)
-        except (requests.exceptions.ConnectionError, DockerException) as err:
+        except engine_errors() as err:
             log.warning(
                 f"jaxcourse: a lane's container was left behind, the Docker engine did not answer ({err}): the next "
                 "grading run on this host removes it"

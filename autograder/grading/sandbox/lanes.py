@@ -176,14 +176,13 @@ class Lane:
         An engine that does not answer, or a container removed or SIGKILLed from outside (no
         process of a job may signal its root's server), is ``SandboxLost``."""
         import docker.errors
-        import requests.exceptions
 
         try:
             code = self.container.wait(timeout=KILL_TIMEOUT)["StatusCode"]
             self.container.reload()
         except docker.errors.NotFound:
             raise SandboxLost("the lane's container was removed under its job") from None
-        except (requests.exceptions.RequestException, docker.errors.DockerException) as err:
+        except engine_errors() as err:
             raise SandboxLost(
                 f"the Docker engine did not answer for the lane's container: {type(err).__name__}"
             ) from None
@@ -218,6 +217,15 @@ class Lane:
             remove(self.container)
         finally:
             self.stream.close()
+
+
+def engine_errors() -> tuple[type[Exception], ...]:
+    """What docker-py raises where its engine does not answer: requests' own errors, unwrapped
+    (refused, reset, timed out), and its own."""
+    import docker.errors
+    import requests.exceptions
+
+    return (requests.exceptions.RequestException, docker.errors.DockerException)
 
 
 class LanePool:
