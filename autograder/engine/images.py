@@ -136,7 +136,7 @@ def context_files(sources: Sources, variant: str) -> dict[str, Path]:
     """The allow-list: context path -> file on disk. Directories that may be empty are listed too."""
     repo = sources.repo
     files: dict[str, Path] = {}
-    for name in ("Dockerfile", "start.sh", "platform.py", "seed/START_HERE.md", "lab/overrides.json"):
+    for name in ("Dockerfile", "start.sh", "platform.py", "healthy.sh", "seed/START_HERE.md", "lab/overrides.json"):
         files[f"docker/{name}"] = repo / "docker" / name
     for folder in ("jupyter", "jupyter-instructor"):
         for path in _files(repo, repo / "docker" / folder):

@@ -36,7 +36,7 @@ def lab_container(client, cpu_image, tmp_path_factory) -> Iterator[Lab]:
         volumes={str(work): {"bind": lab.WORK_IN_CONTAINER, "mode": "rw"}},
     )
     with running(client, **options) as container:
-        healthy_s = lab.wait_healthy(container)
+        lab.wait_healthy(container)
         container.reload()
         port = container.attrs["NetworkSettings"]["Ports"]["8888/tcp"][0]["HostPort"]
-        yield Lab(container, f"http://127.0.0.1:{port}", token, work, healthy_s)
+        yield Lab(container, f"http://127.0.0.1:{port}", token, work)

@@ -49,11 +49,6 @@ def test_lab_needs_its_token(lab_container):
     assert refused.status_code == 403, f"/api/status without a token gave {refused.status_code}, not 403"
 
 
-def test_healthy_soon_after_start(lab_container):
-    # The benchmark holds the 5 s target on an idle machine; a busy test run gets some slack.
-    assert lab_container.healthy_s < 15, f"healthy only after {lab_container.healthy_s:.1f} s"
-
-
 def test_runs_as_jovyan(lab_container):
     code, out = lab_container.exec("id")
     assert code == 0 and "uid=1000(jovyan) gid=100(users)" in out, out
@@ -95,9 +90,16 @@ def test_device_count_follows_jaxcourse_num_devices(client, cpu_image):
     assert code == 0 and "devices 4" in out, out
 
 
-def test_says_which_platform_jax_found(lab_container):
-    log = wait_for_log(lab_container.container, "jaxcourse: cpu image:")
-    assert "found 8 cpu device(s)" in log
+def test_says_which_platform_jax_found_once_the_server_answers(client, cpu_image):
+    """Importing JAX beside the server's start made a cold start 4.5x slower (benchmarks/images.py
+    times it); a server held back for 6 s shows whether the platform line waits for it."""
+    late_server = ["bash", "-c", "sleep 6; exec jupyter lab --ip=0.0.0.0 --no-browser"]
+    with running(client, image=cpu_image, command=late_server) as container:
+        lab.wait_healthy(container)
+        log = wait_for_log(container, "jaxcourse: cpu image:")
+    assert "found 8 cpu device(s)" in log, log
+    serving, platform = log.index("is running at"), log.index("jaxcourse: cpu image:")
+    assert serving < platform, f"JAX was imported before the server answered:\n{log}"
 
 
 def test_nbgrader_student_extensions_only(lab_container):

@@ -35,7 +35,6 @@ class Lab:
     url: str
     token: str
     work: Path
-    healthy_s: float
 
     def get(self, endpoint: str, token: bool = True, **params: str):
         import requests
