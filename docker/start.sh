@@ -23,9 +23,9 @@ python -m autograder.delivery.lab seed /opt/jaxcourse/seed "$JAXCOURSE_WORK" ${J
     || echo "jaxcourse: could not fill $JAXCOURSE_WORK; the course files are in /opt/jaxcourse/seed" >&2
 
 # Say which platform JAX found (a cuda or tpu image on a laptop falls back to CPU) once the server
-# answers: importing JAX reads ~10x what the server does, and on a cold disk reading both at once
-# made the server 4.5x slower to answer (benchmarks/images.py, "cold"). A command that never
-# serves gets the line after a minute.
+# answers: on a cold, slow disk, importing JAX (jaxlib alone is 350 MB) beside the server's own
+# imports made the server 4.3x slower to answer (benchmarks/images.py, "cold"). A command that
+# never serves gets the line after a minute.
 (for _ in $(seq 60); do jaxcourse-healthy && break; sleep 1; done; jaxcourse-platform) &
 
 cd "$JAXCOURSE_WORK"

@@ -91,7 +91,7 @@ def test_device_count_follows_jaxcourse_num_devices(client, cpu_image):
 
 
 def test_says_which_platform_jax_found_once_the_server_answers(client, cpu_image):
-    """Importing JAX beside the server's start made a cold start 4.5x slower (benchmarks/images.py
+    """Importing JAX beside the server's start made a cold start 4.3x slower (benchmarks/images.py
     times it); a server held back for 6 s shows whether the platform line waits for it."""
     late_server = ["bash", "-c", "sleep 6; exec jupyter lab --ip=0.0.0.0 --no-browser"]
     with running(client, image=cpu_image, command=late_server) as container:
