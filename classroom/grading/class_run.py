@@ -104,7 +104,12 @@ def _theirs(grader: Grader, job: Job, report: Report) -> Report:
 
 
 def report_for(grader: Grader, job: Job, outcome: Outcome | Failed) -> Report:
-    """The worker's report, if it is this job's; else the reason, as an ``error`` report."""
+    """The worker's report, if it is this job's; else the reason, as an ``error`` report. Which
+    host graded whom is logged: what a dispute or a fault asks first."""
     if isinstance(outcome, Failed):
         return grader.failed(job["student"], "error", outcome.reason)
-    return _theirs(grader, job, report_of(outcome))
+    report = _theirs(grader, job, report_of(outcome))
+    log.info(
+        f"jaxcourse: {job['student']} graded on {outcome['worker']} in {outcome['seconds']:.1f} s: {report.status}"
+    )
+    return report

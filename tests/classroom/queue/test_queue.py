@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -113,6 +114,7 @@ def test_a_class_survives_a_dead_worker_a_redis_restart_and_a_dead_recorder(clas
     recorder.send_signal(signal.SIGKILL)
     recorder.wait()
     done_before = _recorded(out)
+    recorded_before = {path.parent.name for path in out.glob("*/results.json")}
     assert done_before < len(STUDENTS), "the recorder was killed after the class was done: kill it sooner"
 
     again = _grade(classroom, out)
@@ -121,6 +123,9 @@ def test_a_class_survives_a_dead_worker_a_redis_restart_and_a_dead_recorder(clas
     summary = next(line for line in output.splitlines() if " submissions in " in line)
     assert summary.startswith(f"{len(STUDENTS)} submissions in"), summary
     assert f"{done_before} unchanged since the last run" in summary, output
+    graded_on = dict(re.findall(r"^jaxcourse: (\S+) graded on (\S+) in [0-9.]+ s: ", output, re.M))
+    assert set(graded_on) == set(STUDENTS) - recorded_before, output  # who graded each, once
+    assert set(graded_on.values()) <= {worker.id[:12] for worker in classroom["workers"]}, graded_on
 
     assert_graded_as_here(classroom["course"], classroom["submitted"], out, STUDENTS)
 
