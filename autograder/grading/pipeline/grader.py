@@ -64,6 +64,7 @@ class Grader:
         self.provider, self.cache = provider, cache
         self._references: dict[str, str] | None = None
         self._references_lock = threading.Lock()
+        self._references_started = threading.Lock()  # taken once, never given back: one thread ahead
         self._sandbox_cache: CompileCache | None = None
         self._sandbox_cache_lock = threading.Lock()
         jobs = [{"id": p.id, "sig": p.sig, "seed": p.seed, "targets": p.targets} for p in self.tests]
@@ -127,8 +128,9 @@ class Grader:
         return CompileCache(folder)
 
     def start_references(self) -> None:
-        """The first submission's: the reference records computed while its sandbox runs."""
-        if self._references is None:
+        """The first submission's: the reference records computed while its sandbox runs. One
+        thread computes them; the submissions that start meanwhile wait where they need them."""
+        if self._references is None and self._references_started.acquire(blocking=False):
             threading.Thread(target=self._references_ahead, daemon=True).start()
 
     def _references_ahead(self) -> None:
