@@ -82,3 +82,77 @@ def test_measurements_outlive_the_grader(grader, course, tmp_path):
     later = grader_for(ASSIGNMENT, course, cache=grader.cache, timeout=60, test_timeout=8, sandbox=ProcessSandbox())
     report = _grade(later, tmp_path, "twice", solved_notebook(course))
     assert report.profile.counts["measurements reused"] == len(later.tests)
+
+
+def _entries(*ids: str) -> list:
+    return [{"id": i, "sig": {"function": "f"}, "seed": 0, "reference": "r", "tolerance": [0.0, 0.0]} for i in ids]
+
+
+def test_a_program_being_measured_is_waited_for_not_measured_twice(tmp_path):
+    """Two submissions at once with a program in common: the first claims it, the second measures
+    what it alone has, then waits for the first's record instead of compiling it again."""
+    import threading
+
+    from autograder.grading.pipeline.measured import MeasuredPrograms
+
+    measured, meshes = MeasuredPrograms(tmp_path), {"8": [8]}
+    first = measured.claim(_entries("shared", "first's own"), meshes)
+    second = measured.claim(_entries("shared", "second's own"), meshes)
+    assert [e["id"] for e in first.mine] == ["shared", "first's own"] and first.theirs == []
+    assert [e["id"] for e in second.mine] == ["second's own"]
+    assert [e["id"] for e in second.theirs] == ["shared"]
+
+    waited = []
+    waiter = threading.Thread(target=lambda: waited.append(measured.awaited(second.theirs, meshes, 30)))
+    waiter.start()
+    waiter.join(0.2)
+    assert waiter.is_alive(), "the second did not wait for the first's measurement"
+    record = {"values": {"ok": True}}
+    measured.remember(first.mine, meshes, {"shared": record, "first's own": record})
+    measured.release(first.mine, meshes)
+    waiter.join(30)
+    assert waited == [{"shared": record}]
+
+
+def test_a_claim_given_up_unmeasured_is_left_to_the_waiter(tmp_path):
+    """A claimer whose program hung or crashed its worker remembers nothing: its waiter measures
+    the program itself (and claims it from then on: a third submission waits for it)."""
+    from autograder.grading.pipeline.measured import MeasuredPrograms
+
+    measured, meshes = MeasuredPrograms(tmp_path), {"8": [8]}
+    first = measured.claim(_entries("hangs"), meshes)
+    second = measured.claim(_entries("hangs"), meshes)
+    measured.release(first.mine, meshes)
+    assert measured.awaited(second.theirs, meshes, 30) == {}
+    again = measured.claim(second.theirs, meshes)
+    assert [e["id"] for e in again.mine] == ["hangs"]
+    assert [e["id"] for e in measured.claim(_entries("hangs"), meshes).theirs] == ["hangs"]
+
+
+def test_two_submissions_graded_at_once_compile_their_common_programs_once(grader, course, tmp_path):
+    """Both reach the measurement together (a barrier holds the first until the second comes):
+    one compiles each program, the other waits for its records, and both reports are the same."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from autograder.grading.pipeline.measured import MeasuredPrograms
+
+    fresh = grader_for(ASSIGNMENT, course, cache=grader.cache, timeout=60, test_timeout=8, sandbox=ProcessSandbox())
+    fresh.measured = MeasuredPrograms(tmp_path / "measured")  # the references kept, no program measured yet
+    together, looked, reused = threading.Barrier(2, timeout=120), set(), fresh.measured.reused
+
+    def reused_together(entries, meshes):
+        if threading.get_ident() not in looked:  # each submission's first look, not its wait's
+            looked.add(threading.get_ident())
+            together.wait()
+        return reused(entries, meshes)
+
+    fresh.measured.reused = reused_together
+    notebooks = {s: write_submission(tmp_path, s, solved_notebook(course)) for s in ("left", "right")}
+    with ThreadPoolExecutor(2) as pool:
+        reports = list(pool.map(lambda s: fresh.grade(s, notebooks[s]), notebooks))
+    arrays = [p for p in fresh.tests if p.task.kind != "python"]
+    assert sum(r.profile.counts.get("programs compiled", 0) for r in reports) == len(arrays)
+    assert sum(r.profile.counts["measurements reused"] for r in reports) == len(fresh.tests)
+    assert [t.to_json() for t in reports[0].tests] == [t.to_json() for t in reports[1].tests]
+    assert reports[0].score == reports[0].max_score

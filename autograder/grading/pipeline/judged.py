@@ -5,11 +5,12 @@ program at a realistic size beside them (reported, never scored)."""
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
+from ...core.profile import Stopwatch
 from ...core.records import ArrayMeasurement, Measurement, ProjectedMeasurement, ScaledProgram, TestResult
 from ...trusted import reference as records
-from ...trusted.jobs import waits
+from ...trusted.jobs import Evaluation, waits
 from ...trusted.judges import score_task
 from ..submission.report import Report
 from .handoff import Checked, Grading, Measured, Setup, Stop
@@ -26,20 +27,57 @@ def measure(grading: Grading, checked: Checked) -> Measured:
         entries = [
             evaluation(p, setup.references[p.id], results["tests"].get(p.id), cases_of(setup, p)) for p in setup.tests
         ]
-        done = setup.measured.reused(entries, results["meshes"])
+        meshes, measured = results["meshes"], setup.measured
+        done = measured.reused(entries, meshes)
         watch.count("measurements reused", len(done))
-        verdicts = {i: m["values"]["ok"] for i, m in done.items()}  # a program at scale waits for these too
-        done.update({e["id"]: w for e in entries if e["id"] not in done and (w := waits(e.get("after", []), verdicts))})
-        pending = [e for e in entries if e["id"] not in done]
         worker = TrustedWorker(checked.work.root, setup.num_devices, setup.startup, setup.test_timeout)
         try:
-            done.update(worker.measure(pending, results["meshes"], setup.measured, watch))
+            _measure_or_wait(setup, worker, _unanswered(entries, done), meshes, done, watch)
         except MeshDiffers as err:
             raise Stop("error", _mesh_mismatch(setup, str(err))) from None
         except WorkerStopped as err:  # its words may describe a hidden case's program: not shown then
             shown = "the grader's worker stopped early" if setup.ids(hidden=True) & set(err.pending) else str(err)
             raise Stop("error", shown) from None
         return Measured(done)
+
+
+def _measure_or_wait(
+    setup: Setup,
+    worker: TrustedWorker,
+    todo: list[Evaluation],
+    meshes: dict[str, Any],
+    done: dict[str, Measurement],
+    watch: Stopwatch,
+) -> None:
+    """``todo`` measured into ``done``: what another submission is measuring now is waited for,
+    after this one's own; what it could not measure is claimed and measured here."""
+    measured = setup.measured
+    while todo:
+        claimed = measured.claim(todo, meshes)
+        theirs = {e["id"] for e in claimed.theirs}
+        # A program at scale whose cases another submission is measuring waits for their values.
+        later = [e for e in claimed.mine if theirs & set(e.get("after", []))]
+        now = [e for e in claimed.mine if not theirs & set(e.get("after", []))]
+        measured.release(later, meshes)
+        try:
+            done.update(worker.measure(now, meshes, measured, watch))
+        finally:
+            measured.release(now, meshes)
+        if not claimed.theirs:
+            return
+        with watch.phase("trusted: another submission's programs"):
+            found = measured.awaited(claimed.theirs, meshes, setup.startup + setup.test_timeout * len(theirs))
+        watch.count("measurements reused", len(found))
+        done.update(found)
+        todo = _unanswered(claimed.theirs + later, done)
+
+
+def _unanswered(entries: list[Evaluation], done: dict[str, Measurement]) -> list[Evaluation]:
+    """``entries`` not in ``done``, less the programs at scale whose cases' values are wrong:
+    each of those gets its waiting record in ``done`` (a wrong program's time ranks nothing)."""
+    verdicts = {i: m["values"]["ok"] for i, m in done.items()}
+    done.update({e["id"]: w for e in entries if e["id"] not in done and (w := waits(e.get("after", []), verdicts))})
+    return [e for e in entries if e["id"] not in done]
 
 
 def cases_of(setup: Setup, planned: PlannedTest) -> list[str]:

@@ -8,6 +8,10 @@ seed, reference, tolerance) and the same meshes reported by the sandbox, which t
 when it measured the first copy; records are kept per version of the package's code, so a hit is
 exactly what the worker would measure again. They are kept in memory and, given a folder, on disk
 (the grader's own cache: never where a sandbox can write).
+
+Submissions graded at once (a class's first ones, a deadline's rush on a worker) hand in the same
+programs at once: each program not yet measured is claimed by the first that needs it, and the
+others measure what they alone claimed before they wait for the rest.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import copy
 import hashlib
 import json
 import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,10 +31,20 @@ from ...trusted.jobs import Evaluation
 from ..sandbox.package import code_text
 
 
+@dataclass
+class Claimed:
+    """What a submission measures itself (``mine``: release it once measured, measured or not)
+    and what another submission is measuring now (``theirs``: wait for it)."""
+
+    mine: list[Evaluation]
+    theirs: list[Evaluation]
+
+
 class MeasuredPrograms:
     def __init__(self, folder: Path | None = None) -> None:
         self._seen: dict[str, Measurement] = {}
         self._lock = threading.Lock()
+        self._measuring: dict[str, threading.Event] = {}  # key -> set once its claimer is done
         version = hashlib.sha256(code_text().encode()).hexdigest()[:16]
         self._folder = folder / version if folder is not None else None
 
@@ -40,6 +56,40 @@ class MeasuredPrograms:
             if record is not None:
                 found[entry["id"]] = record
         return found
+
+    def claim(self, entries: list[Evaluation], meshes: dict[str, Any]) -> Claimed:
+        """``entries`` (none of them reused) split: those nobody measures now are claimed for the
+        caller; the rest are being measured by another submission."""
+        mine, theirs = [], []
+        keyed = [(_key(entry, meshes), entry) for entry in entries]  # the artifacts read before the lock
+        with self._lock:
+            for key, entry in keyed:
+                if key in self._measuring or key in self._seen:  # or measured since it was looked up
+                    theirs.append(entry)
+                else:
+                    self._measuring[key] = threading.Event()
+                    mine.append(entry)
+        return Claimed(mine, theirs)
+
+    def release(self, entries: list[Evaluation], meshes: dict[str, Any]) -> None:
+        """The caller's claims given up, measured (and remembered) or not: their waiters go on."""
+        keys = [_key(entry, meshes) for entry in entries]
+        with self._lock:
+            for key in keys:
+                event = self._measuring.pop(key, None)
+                if event is not None:
+                    event.set()
+
+    def awaited(self, entries: list[Evaluation], meshes: dict[str, Any], timeout: float) -> dict[str, Measurement]:
+        """The records of ``entries`` once their claimers are done (or ``timeout`` seconds have
+        passed): what a claimer could not measure (a hang, a crash) is left to the caller."""
+        deadline = time.monotonic() + timeout
+        keys = [_key(entry, meshes) for entry in entries]
+        with self._lock:
+            events = [self._measuring[key] for key in keys if key in self._measuring]
+        for event in events:
+            event.wait(max(0.0, deadline - time.monotonic()))
+        return self.reused(entries, meshes)
 
     def remember(self, entries: list[Evaluation], meshes: dict[str, Any], measured: dict[str, Measurement]) -> None:
         """Keep what the worker measured (not what the grader blamed on a hang or a crash, nor a
