@@ -27,6 +27,7 @@ from docker.models.containers import Container
 
 from autograder.delivery import lab
 from autograder.engine import images
+from autograder.engine.containers import running
 
 SIZE_TARGET_GB = 1.3
 HEALTHY_TARGET_S = 5.0
@@ -83,23 +84,23 @@ def drop_page_cache() -> None:
 def started(client, image: str, **options) -> Iterator[tuple[Container, float]]:
     """A lab container once healthy, and the seconds from `docker run` to healthy."""
     start = time.monotonic()
-    container = client.containers.run(image, detach=True, environment={"JUPYTER_TOKEN": "bench"}, **options)
-    try:
+    with running(client, image=image, environment={"JUPYTER_TOKEN": "bench"}, **options) as container:
         lab.wait_healthy(container)
         yield container, time.monotonic() - start
-    finally:
-        container.remove(force=True)
 
 
 def measure(client, variant: str, runs: int, cold: dict | None) -> dict:
     image = images.tag(variant)
-    result: dict = {"variant": variant, "size_gb": images.image_size(client, image) / 1e9}
-    result["cold_s"] = []
+    result: dict = {
+        "variant": variant,
+        "size_gb": images.image_size(client, image) / 1e9,
+        "cold_s": [],
+        "healthy_s": [],
+    }
     for _ in range(runs if cold is not None else 0):
         drop_page_cache()
-        with started(client, image, **(cold or {})) as (_, seconds):
+        with started(client, image, **(cold or {})) as (_, seconds):  # `or {}`: for the type checker
             result["cold_s"].append(seconds)
-    result["healthy_s"] = []
     for run in range(runs):
         with started(client, image) as (container, seconds):
             result["healthy_s"].append(seconds)
