@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from tempfile import TemporaryDirectory
 
 import pytest
 
@@ -34,18 +35,27 @@ def nbgrader(course, *args: str) -> subprocess.CompletedProcess:
 
 def nbgrader_at_once(course, *runs: tuple[str, ...]) -> list[subprocess.CompletedProcess]:
     """nbgrader's commands run side by side: each kernel mostly waits on one thread, so two take
-    about the time of one on two cores."""
-    with ThreadPoolExecutor(len(runs)) as pool:
+    about the time of one on two cores. Each run's kernel listens on sockets of its own in a
+    private folder: over TCP, two kernels started at once can be handed the same free port, and
+    one dies before it answers (jupyter_client's port race; CI met it once)."""
+    with TemporaryDirectory(prefix="kernels-") as sockets, ThreadPoolExecutor(len(runs)) as pool:
         return list(
             pool.map(
-                lambda args: subprocess.run(
-                    [sys.executable, "-m", "nbgrader", *args],
+                lambda numbered: subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "nbgrader",
+                        *numbered[1],
+                        "--KernelManager.transport=ipc",
+                        f"--KernelManager.ip={sockets}/run{numbered[0]}",
+                    ],
                     cwd=course.nbgrader_root,
                     capture_output=True,
                     text=True,
                     timeout=900,
                 ),
-                runs,
+                enumerate(runs),
             )
         )
 
