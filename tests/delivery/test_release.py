@@ -38,26 +38,19 @@ def nbgrader_at_once(course, *runs: tuple[str, ...]) -> list[subprocess.Complete
     about the time of one on two cores. Each run's kernel listens on sockets of its own in a
     private folder: over TCP, two kernels started at once can be handed the same free port, and
     one dies before it answers (jupyter_client's port race; CI met it once)."""
-    with TemporaryDirectory(prefix="kernels-") as sockets, ThreadPoolExecutor(len(runs)) as pool:
-        return list(
-            pool.map(
-                lambda numbered: subprocess.run(
-                    [
-                        sys.executable,
-                        "-m",
-                        "nbgrader",
-                        *numbered[1],
-                        "--KernelManager.transport=ipc",
-                        f"--KernelManager.ip={sockets}/run{numbered[0]}",
-                    ],
-                    cwd=course.nbgrader_root,
-                    capture_output=True,
-                    text=True,
-                    timeout=900,
-                ),
-                enumerate(runs),
-            )
+
+    def run(number: int, args: tuple[str, ...]) -> subprocess.CompletedProcess:
+        kernel = ["--KernelManager.transport=ipc", f"--KernelManager.ip={sockets}/run{number}"]
+        return subprocess.run(
+            [sys.executable, "-m", "nbgrader", *args, *kernel],
+            cwd=course.nbgrader_root,
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
+
+    with TemporaryDirectory(prefix="kernels-") as sockets, ThreadPoolExecutor(len(runs)) as pool:
+        return list(pool.map(run, range(len(runs)), runs))
 
 
 @pytest.mark.parametrize("assignment", RELEASED)

@@ -56,8 +56,10 @@ def _measure_or_wait(
         claimed = measured.claim(todo, meshes)
         theirs = {e["id"] for e in claimed.theirs}
         # A program at scale whose cases another submission is measuring waits for their values.
-        later = [e for e in claimed.mine if theirs & set(e.get("after", []))]
-        now = [e for e in claimed.mine if not theirs & set(e.get("after", []))]
+        now: list[Evaluation] = []
+        later: list[Evaluation] = []
+        for entry in claimed.mine:
+            (later if theirs & set(entry.get("after", [])) else now).append(entry)
         measured.release(later, meshes)
         try:
             done.update(worker.measure(now, meshes, measured, watch))
