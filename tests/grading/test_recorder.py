@@ -5,6 +5,7 @@ formgrader's Autograde; the service's and formgrader's own tests run them throug
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 from nbgrader.api import Gradebook
@@ -45,6 +46,18 @@ def test_the_latest_submission_wins_in_whatever_order_they_are_recorded(recorder
     assert "Score: 2 / 3" in (recorder.out / "ada" / "feedback.md").read_text()  # the instructor's copy
     with Gradebook(f"sqlite:///{recorder.nbgrader_root}/gradebook.db") as gb:
         assert gb.find_submission(ASSIGNMENT, "ada").timestamp.hour == 13
+
+
+def test_recording_a_submission_warns_of_nothing(recorder):
+    """nbgrader's ``add_submission`` makes its rows before it adds them to the session; a flush
+    meanwhile would make SQLAlchemy 2 say so three times on every class run's terminal. The
+    recorder keeps the session from flushing until nbgrader commits them, whole."""
+    with warnings.catch_warnings(record=True) as caught:
+        recorder.record(_report("ann", 2.0), T0)
+        warnings.warn("a warning of the grader's own", UserWarning, stacklevel=1)  # still said
+    assert [str(w.message) for w in caught] == ["a warning of the grader's own"]
+    with Gradebook(f"sqlite:///{recorder.nbgrader_root}/gradebook.db") as gb:
+        assert gb.find_submission(ASSIGNMENT, "ann").timestamp is not None  # the rows it warned of
 
 
 def test_a_later_submission_replaces_an_earlier_one_and_a_regrade_of_the_same_one_replaces_itself(recorder):

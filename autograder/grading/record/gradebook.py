@@ -47,7 +47,11 @@ def record(db_url: str, notebook: str, report: Report, timestamp: str | None) ->
             ) from None
         gb.update_or_create_student(report.student)
         extra = {"timestamp": timestamp} if timestamp else {}
-        gb.update_or_create_submission(report.assignment, report.student, **extra)
+        # nbgrader makes a new submission's rows before it adds them to the session: a flush of
+        # the session meanwhile could not take them, and SQLAlchemy 2 warns of each on the
+        # instructor's terminal. It commits them whole just after, which no_autoflush leaves be.
+        with gb.db.no_autoflush:
+            gb.update_or_create_submission(report.assignment, report.student, **extra)
         for grade_id, score in per_cell.items():
             try:
                 grade = gb.find_grade(grade_id, notebook, report.assignment, report.student)
