@@ -371,6 +371,10 @@ class EngineLine:
         threading.Thread(target=self._accept, args=(self.listener,), daemon=True).start()
 
     def cut(self):
+        # Shut first: a close alone leaves the thread blocked in accept() holding the socket, and it
+        # lets one more connection through to the engine.
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)
         self.listener.close()  # the socket's file stays, refusing, as a dead engine's does
         for connection in self.connections:
             with contextlib.suppress(OSError):

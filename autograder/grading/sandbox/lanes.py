@@ -236,6 +236,7 @@ class LanePool:
         self.size, self._start, self._discard = size, start, discard
         self._free: list[Lane] = []
         self._count = 0  # lanes alive or starting
+        self._starting: set[threading.Thread] = set()
         self._closed = False
         self._lock = threading.Lock()
         self.fill()
@@ -268,8 +269,17 @@ class LanePool:
         with self._lock:
             wanted = 0 if self._closed else self.size - self._count
             self._count += max(0, wanted)
-        for _ in range(wanted):
-            threading.Thread(target=self._add, daemon=True).start()
+            for _ in range(wanted):  # started under the lock, so that ``close`` joins only started threads
+                thread = threading.Thread(target=self._starting_one, daemon=True)
+                self._starting.add(thread)
+                thread.start()
+
+    def _starting_one(self) -> None:
+        try:
+            self._add()
+        finally:
+            with self._lock:
+                self._starting.discard(threading.current_thread())
 
     def _add(self) -> None:
         try:
@@ -286,12 +296,17 @@ class LanePool:
             self._discard(lane)
 
     def close(self) -> None:
-        """Remove every free lane; those handed out are removed as they come back."""
+        """Remove every free lane, and every lane still starting once it has started (each start
+        ends within ``START_TIMEOUT`` and the engine's own timeouts): a grading process that exits
+        next leaves no container of its own behind. Those handed out are removed as they come back."""
         with self._lock:
             self._closed = True
             free, self._free = self._free, []
+            starting = list(self._starting)
         for lane in free:
             self._discard(lane)
+        for thread in starting:
+            thread.join()
 
 
 def lane_folder() -> Path:
