@@ -50,7 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -286,15 +286,22 @@ def grade(course, sandbox: str, jobs: int) -> tuple[float, str]:
     return seconds, done.stdout + machine
 
 
+SIDES = ("before", "after")
+
+
+def _per_side() -> dict[str, list[float]]:
+    return {side: [] for side in SIDES}
+
+
 @dataclass(frozen=True)
 class Alternated:
     """One class graded by the package at a revision and by this checkout, alternating: per side,
     each run's CPU seconds per submission (its processes', so no container's) and wall seconds,
     and the machine's busy CPU seconds meanwhile (containers included)."""
 
-    cpu: dict[str, list[float]]
-    wall: dict[str, list[float]]
-    busy: dict[str, list[float]]
+    cpu: dict[str, list[float]] = field(default_factory=_per_side)
+    wall: dict[str, list[float]] = field(default_factory=_per_side)
+    busy: dict[str, list[float]] = field(default_factory=_per_side)
 
     def median(self, figure: str, side: str) -> float:
         return statistics.median(getattr(self, figure)[side])
@@ -328,10 +335,10 @@ def alternate(
         made = f"from pathlib import Path; from tests.helpers.course import copy_course; copy_course(Path({str(pristine['before'])!r}))"
         subprocess.run([python["before"], "-c", made], cwd=old, check=True)
         shutil.copytree(course.nbgrader_root / "submitted", pristine["before"] / "assignments" / "submitted")
-        runs = Alternated({"before": [], "after": []}, {"before": [], "after": []}, {"before": [], "after": []})
+        runs = Alternated()
         graded: dict[str, set[str]] = {}
         for repeat in range(repeats):
-            for which in ("before", "after") if repeat % 2 == 0 else ("after", "before"):
+            for which in SIDES if repeat % 2 == 0 else SIDES[::-1]:
                 run = Path(tmp) / "run"
                 shutil.rmtree(run, ignore_errors=True)
                 shutil.copytree(pristine[which], run)
@@ -375,13 +382,10 @@ def before_and_now(args: argparse.Namespace) -> None:
     classes = ((ASSIGNMENT, True), (ASSIGNMENT, False))
     for assignment, distinct in classes if docker else (*classes, ("05_transformer_parallel", False)):
         runs = alternate(args.before, assignment, n, args.jobs, args.repeats, distinct, args.sandbox)
-        before, after = (
-            runs.median("wall" if docker else "cpu", "before"),
-            runs.median("wall" if docker else "cpu", "after"),
-        )
+        before, after = (runs.median("wall" if docker else "cpu", side) for side in SIDES)
         name = f"{assignment}, {'distinct' if distinct else 'shared'} class"
         if docker:
-            walls = {side: " ".join(f"{w:.1f}" for w in runs.wall[side]) for side in ("before", "after")}
+            walls = {side: " ".join(f"{w:.1f}" for w in runs.wall[side]) for side in SIDES}
             print(
                 f"  {name}: before {before:.1f} s ({walls['before']}; {runs.idle('before'):.0%} idle), "
                 f"now {after:.1f} s ({walls['after']}; {runs.idle('after'):.0%} idle): {after / before:.3f}x"
