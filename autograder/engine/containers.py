@@ -32,8 +32,10 @@ def removed_after(container: Container, stop_timeout: float | None = None) -> It
 
 @contextlib.contextmanager
 def running(client: DockerClient, stop_timeout: float | None = None, **options: Any) -> Iterator[Container]:
-    """A new detached container from ``options`` (docker-py's ``containers.run``), removed after."""
-    with removed_after(client.containers.run(detach=True, **options), stop_timeout) as container:
+    """A new container from ``options`` (docker-py's ``containers.create``), started, and removed
+    after: also where the engine made it but could not start it, which ``containers.run`` leaves."""
+    with removed_after(client.containers.create(**options), stop_timeout) as container:
+        container.start()
         yield container
 
 
