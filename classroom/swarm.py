@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.core.errors import JaxcourseError
-from autograder.engine.containers import kill, remove
+from autograder.engine.containers import kill, remove, started
 from autograder.engine.images import build_image, choose_base, tar_context
 
 log = logging.getLogger(__name__)
@@ -152,7 +152,7 @@ def node_options(name: str, network: str, binds: dict[str, str]) -> dict[str, An
 def start_node(client: DockerClient, name: str, network: str, join: Join, binds: dict[str, str]) -> Node:
     """A node container on ``network``, its engine up and joined to the swarm as a worker.
     ``binds`` ({path: "ro" | "rw"}) are host folders the node sees at the same path."""
-    container = client.containers.run(detach=True, **node_options(name, network, binds))
+    container = started(client, **node_options(name, network, binds))  # none left if it will not start
     node = Node(container, name, "")
     deadline = time.monotonic() + READY_S
     while True:

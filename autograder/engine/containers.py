@@ -32,11 +32,21 @@ def removed_after(container: Container, stop_timeout: float | None = None) -> It
 
 @contextlib.contextmanager
 def running(client: DockerClient, stop_timeout: float | None = None, **options: Any) -> Iterator[Container]:
-    """A new container from ``options`` (docker-py's ``containers.create``), started, and removed
-    after: also where the engine made it but could not start it, which ``containers.run`` leaves."""
-    with removed_after(client.containers.create(**options), stop_timeout) as container:
-        container.start()
+    """A new container from ``options``, ``started``, and removed after."""
+    with removed_after(started(client, **options), stop_timeout) as container:
         yield container
+
+
+def started(client: DockerClient, **options: Any) -> Container:
+    """A new container from ``options`` (docker-py's ``containers.create``), started; removed
+    where the engine made it but could not start it, which docker-py's ``containers.run`` leaves."""
+    container = client.containers.create(**options)
+    try:
+        container.start()
+    except BaseException:
+        remove(container)
+        raise
+    return container
 
 
 def kill(container: Container) -> None:
