@@ -116,6 +116,25 @@ def test_the_view_shows_every_machine_and_says_it_is_a_model_and_how_far_it_was_
     assert scale_view.text({}) == "" and scale_view.to_html({}) == ""
 
 
+def test_a_program_shown_again_is_projected_once_and_another_cost_or_mesh_anew(monkeypatch):
+    """A class run shows each program in two formats, twice, and on its leaderboard: the
+    projection is made once; a program that differs in its cost or its mesh is projected anew."""
+    made = []
+    real = scale_view.project
+    monkeypatch.setattr(scale_view, "project", lambda *args: made.append(args) or real(*args))
+    monkeypatch.setattr(scale_view, "_PROJECTED", {})
+    shown = {"ring_all_gather": _scaled(2.0)}
+
+    first = scale_view.text(shown)
+    assert len(made) == 2 * len(MACHINES)  # the student's and the reference's, on every machine
+    assert scale_view.text(shown) == first and scale_view.to_html(shown) and len(made) == 2 * len(MACHINES)
+
+    scale_view.text({"ring_all_gather": _scaled(3.0)})  # the same reference, another program
+    assert len(made) == 3 * len(MACHINES)
+    other_mesh = scale_view.text({"ring_all_gather": {**_scaled(2.0), "mesh": {"i": 4, "j": 2}}})
+    assert len(made) == 5 * len(MACHINES) and other_mesh != first
+
+
 def test_the_feedback_projects_each_program_and_escapes_its_words():
     scaled = {**_scaled(), "why": "<script>alert(1)</script>"}
     report = Report("ada", ASSIGNMENT.name, "graded", "", [Result("f: values", "f", 1, 1, "passed", "", "visible")])
