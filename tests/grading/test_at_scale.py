@@ -133,6 +133,8 @@ def test_a_program_shown_again_is_projected_once_and_another_cost_or_mesh_anew(m
     assert len(made) == 3 * len(MACHINES)
     other_mesh = scale_view.text({"ring_all_gather": {**_scaled(2.0), "mesh": {"i": 4, "j": 2}}})
     assert len(made) == 5 * len(MACHINES) and other_mesh != first
+    scale_view.text({"ring_all_gather": {**_scaled(2.0), "mesh": {"j": 2, "i": 4}}})  # its devices in another order
+    assert len(made) == 7 * len(MACHINES)
 
 
 def test_the_feedback_projects_each_program_and_escapes_its_words():

@@ -49,7 +49,7 @@ def _projected(cost: CostRecord, mesh: dict[str, int], machine: str) -> Projecti
     """``cost`` on ``machine``, projected once however many views show it: a class run's pages
     (two formats, each page written twice) and its leaderboard projected 137 times a student of
     01_collectives where 16 differ, the reference's the same for every student."""
-    key = (json.dumps(cost, sort_keys=True), json.dumps(mesh, sort_keys=True), machine)
+    key = (json.dumps(cost), json.dumps(mesh), machine)  # in their order: a mesh's is its devices'
     projection = _PROJECTED.get(key)
     if projection is None:
         if len(_PROJECTED) >= _KEPT:
