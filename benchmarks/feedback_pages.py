@@ -13,7 +13,6 @@ CPU seconds and their ratio.
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.grade_throughput import ASSIGNMENT, everyone_right, make_class  # noqa: E402
 from benchmarks.revisions import checkout_at  # noqa: E402
+from benchmarks.side_by_side import alternating, medians, ratio  # noqa: E402
 from tests.helpers.course import copy_course  # noqa: E402
 
 # The package first on the path (this checkout's or REV's), the graded reports read, then the
@@ -76,17 +76,12 @@ def main() -> None:
         folder = Path(tmp)
         results = graded_class(folder, args.students)
         packages = {args.before: checkout_at(args.before, folder / "before"), "this checkout": REPO}
-        cpu: dict[str, list[float]] = {name: [] for name in packages}
-        for _ in range(args.pairs):
-            for name, package in packages.items():  # alternating: the machine's noise falls on both
-                cpu[name].append(render(package, results))
+        cpu = alternating(packages, args.pairs, lambda package: render(package, results))
     print(
         f"{len(results)} graded reports of {ASSIGNMENT}'s distinct class, pages and board, {args.pairs} pairs, CPU s:"
     )
-    for name, seconds in cpu.items():
-        print(f"  {name:14s} median {statistics.median(seconds):.3f} s, least {min(seconds):.3f} s")
-    ratio = statistics.median(cpu["this checkout"]) / statistics.median(cpu[args.before])
-    print(f"  this checkout / {args.before}: {ratio:.2f}x")
+    print("\n".join(medians(cpu)))
+    print(ratio(cpu, "this checkout", args.before))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from grade_throughput import own_program  # noqa: E402
 from revisions import checkout_at  # noqa: E402
+from side_by_side import alternating, medians, ratio  # noqa: E402
 
 from autograder.grading.pipeline import trusted_worker  # noqa: E402
 from autograder.grading.pipeline.grader import grader_for  # noqa: E402
@@ -97,21 +97,12 @@ def main() -> None:
         job = kept_job(folder)
         packages = {args.before: checkout_at(args.before, folder / "before"), "this checkout": REPO}
         env = {**server_command().env, "HOME": str(folder)}
-        cpu: dict[str, list[float]] = {name: [] for name in packages}
-        compiled: dict[str, set[int]] = {name: set() for name in packages}
-        for _ in range(args.pairs):
-            for name, package in packages.items():  # alternating: the machine's noise falls on both
-                seconds, programs = run_job(package, job, env)
-                cpu[name].append(seconds)
-                compiled[name].add(programs)
+        runs = alternating(packages, args.pairs, lambda package: run_job(package, job, env))
+    cpu = {name: [seconds for seconds, _ in done] for name, done in runs.items()}
     print(f"one distinct submission's trusted job ({ASSIGNMENT}), {args.pairs} pairs, CPU seconds:")
-    for name, seconds in cpu.items():
-        print(
-            f"  {name:14s} median {statistics.median(seconds):.3f} s, least {min(seconds):.3f} s, "
-            f"programs compiled {', '.join(map(str, sorted(compiled[name])))}"
-        )
-    ratio = statistics.median(cpu["this checkout"]) / statistics.median(cpu[args.before])
-    print(f"  this checkout / {args.before}: {ratio:.2f}x")
+    for line, done in zip(medians(cpu), runs.values()):
+        print(f"{line}, programs compiled {', '.join(map(str, sorted({programs for _, programs in done})))}")
+    print(ratio(cpu, "this checkout", args.before))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from autograder.grading.pipeline.grader import grader_for  # noqa: E402
 from autograder.grading.sandbox import local  # noqa: E402
 from autograder.grading.sandbox.local import ProcessSandbox  # noqa: E402
 from autograder.untrusted.runner import WARM_IF_INSTALLED, WARM_IMPORTS  # noqa: E402
+from benchmarks.side_by_side import alternating, medians, ratio  # noqa: E402
 from tests.helpers.course import ASSIGNMENT, copy_course, solved_notebook, write_submission  # noqa: E402
 
 # What the servers imported before 47acc22, named here rather than sliced from WARM_IMPORTS, which
@@ -89,15 +89,10 @@ def main() -> None:
         env = kept_job(folder)
         env["HOME"] = str(folder / "home")
         os.makedirs(env["HOME"], exist_ok=True)
-        cpu: dict[str, list[float]] = {name: [] for name in SETTINGS}
-        for _ in range(args.pairs):
-            for name, modules in SETTINGS.items():  # alternating: the machine's noise falls on both
-                cpu[name].append(child_cpu(folder, env, modules))
+        cpu = alternating(SETTINGS, args.pairs, lambda modules: child_cpu(folder, env, modules))
     print(f"one forked runner of {ASSIGNMENT}'s solved notebook (visible cases), {args.pairs} pairs, CPU seconds:")
-    for name, seconds in cpu.items():
-        print(f"  server warmed with {name:13s} median {statistics.median(seconds):.3f} s, least {min(seconds):.3f} s")
-    ratio = statistics.median(cpu["every import"]) / statistics.median(cpu["JAX alone"])
-    print(f"  every import / JAX alone: {ratio:.2f}x")
+    print("\n".join(medians({f"server warmed with {name}": runs for name, runs in cpu.items()}, width=32)))
+    print(ratio(cpu, "every import", "JAX alone"))
 
 
 if __name__ == "__main__":
