@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import environment, logs
 from ..core.errors import JaxcourseError
 from ..engine import health, images
-from ..engine.containers import removed_after
+from ..engine.containers import port_taken, removed_after, started
 from .seeding import SeedReport, seed
 
 log = logging.getLogger(__name__)
@@ -83,13 +83,12 @@ def _url(port: int, token: str) -> str:
 
 
 def container_options(variant: str, work: Path, port: int, token: str) -> dict[str, Any]:
-    """docker-py ``containers.run`` options for a variant: GPUs for cuda, TPU VM flags for tpu."""
+    """docker-py ``containers.create`` options for a variant: GPUs for cuda, TPU VM flags for tpu."""
     import docker
 
     uid = os.getuid()
     options: dict[str, Any] = {
         "image": images.tag(variant),
-        "detach": True,
         "name": f"jaxcourse-lab-{port}",
         "environment": {"JUPYTER_TOKEN": token},
         "volumes": {str(work): {"bind": WORK_IN_CONTAINER, "mode": "rw"}},
@@ -129,26 +128,15 @@ def start_container(client: DockerClient, options: dict[str, Any]) -> Container:
             )
         old.remove(force=True)
     try:
-        return client.containers.run(**options)
+        return started(client, **options)
     except APIError as err:
         text = str(err.explanation or err)
         if "device_requests" in options and ("gpu" in text.lower() or "device driver" in text):
             log.warning("jaxcourse: Docker has no GPU runtime here (NVIDIA container toolkit); starting without GPUs")
-            _remove_quietly(client, options["name"])
-            return client.containers.run(**{k: v for k, v in options.items() if k != "device_requests"})
-        if "port is already allocated" in text or "address already in use" in text:
-            _remove_quietly(client, options["name"])
+            return start_container(client, {k: v for k, v in options.items() if k != "device_requests"})
+        if port_taken(err):
             raise LabError(f"port {options['name'].rsplit('-', 1)[-1]} is in use: pick another with --port") from None
         raise LabError(f"cannot start the lab container: {text.splitlines()[0]}") from None
-
-
-def _remove_quietly(client: DockerClient, name: str) -> None:
-    from docker.errors import NotFound
-
-    try:
-        client.containers.get(name).remove(force=True)
-    except NotFound:
-        pass
 
 
 def wait_healthy(container: Container, timeout: float = READY_TIMEOUT_S) -> float:

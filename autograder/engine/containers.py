@@ -49,6 +49,13 @@ def started(client: DockerClient, **options: Any) -> Container:
     return container
 
 
+def port_taken(err: Exception) -> bool:
+    """Whether a start failed because a port it publishes is held: by another container (the
+    engine's own allocator) or by a process on the host (its proxy's bind)."""
+    text = str(getattr(err, "explanation", None) or err)
+    return "port is already allocated" in text or "address already in use" in text
+
+
 def kill(container: Container) -> None:
     """SIGKILL, and wait for it to take."""
     import docker.errors

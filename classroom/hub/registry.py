@@ -84,27 +84,24 @@ def serve_options(deployment: deploy.Deployment, store: str, made: ServerTLS, ad
 def _push(client: DockerClient, deployment: deploy.Deployment, store: str, images: list[str]) -> dict[str, str]:
     """Each image pushed through a writable registry on this host's loopback, then gone (one a
     failed push left is removed first); each image's ``repository:tag@digest`` in the store."""
-    from autograder.engine.containers import remove
+    from autograder.engine.containers import remove, running
 
     for left in client.containers.list(all=True, filters={"name": f"^{store}-push$"}):
         remove(left)
-    container = client.containers.run(
-        REGISTRY_IMAGE,
-        ["/etc/jaxcourse-registry/push.yml"],
-        detach=True,
+    with running(
+        client,
+        image=REGISTRY_IMAGE,
+        command=["/etc/jaxcourse-registry/push.yml"],
         name=f"{store}-push",
         ports={f"{PORT}/tcp": ("127.0.0.1", None)},
         volumes={store: {"bind": "/var/lib/docker-registry", "mode": "rw"}},
         labels=deployment.labels,
         **deploy.locked_down(),
-    )
-    try:
+    ) as container:
         container.reload()
         port = container.attrs["NetworkSettings"]["Ports"][f"{PORT}/tcp"][0]["HostPort"]
         _wait_answering(f"http://127.0.0.1:{port}/v2/", None)
         return {image: _push_one(client, image, f"127.0.0.1:{port}") for image in images}
-    finally:
-        remove(container)
 
 
 def _push_one(client: DockerClient, image: str, registry: str) -> str:

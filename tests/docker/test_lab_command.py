@@ -20,6 +20,7 @@ from autograder.delivery import lab
 from autograder.engine import images
 
 from ..helpers.course import REPO
+from ..helpers.engine import a_port_held
 from ..helpers.local_lab import JAXCOURSE, read_until_url, start, stop
 from ..helpers.net import free_port
 
@@ -42,6 +43,23 @@ def test_lab_in_docker_serves_and_stops_on_ctrl_c(client, cpu_image, tmp_path):
     assert not client.containers.list(all=True, filters={"name": f"jaxcourse-lab-{port}"}), (
         "the container outlived Ctrl-C"
     )
+
+
+@pytest.mark.docker
+def test_a_lab_on_a_port_held_elsewhere_is_one_line_and_leaves_no_container(client, cpu_image, tmp_path):
+    work = tmp_path / "work"
+    with a_port_held(client, cpu_image) as port:
+        done = subprocess.run(
+            [*JAXCOURSE, "lab", "--port", str(port), "--work", str(work)],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=300,
+        )
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1] == f"jaxcourse: error: port {port} is in use: pick another with --port"
+    assert "Traceback" not in done.stderr, done.stderr
+    assert client.containers.list(all=True, filters={"name": f"^jaxcourse-lab-{port}$"}) == []
 
 
 def _course_tree(tmp_path: Path, release: Path) -> Path:

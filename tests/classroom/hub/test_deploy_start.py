@@ -13,6 +13,7 @@ from autograder.engine.containers import remove
 from classroom.hub import deploy
 
 from ...helpers.classroom import class_course, new_class
+from ...helpers.engine import a_port_held
 
 pytestmark = [pytest.mark.docker]
 
@@ -57,3 +58,13 @@ def test_a_renewable_container_is_replaced_when_its_options_change_and_only_then
     finally:
         for container in client.containers.list(all=True, filters={"name": f"^{name}$"}):
             remove(container)
+
+
+def test_a_port_held_elsewhere_is_one_line_naming_it_and_leaves_no_container(client, cpu_image, course, tmp_path):
+    deployment = new_class(tmp_path / "held", class_course(Course(course.root)))
+    name = f"{deployment.name}-hub"
+    with a_port_held(client, cpu_image) as port:
+        options = _options(deployment, cpu_image, "here") | {"ports": {"8000/tcp": ("127.0.0.1", port)}}
+        with pytest.raises(deploy.HubError, match=rf"^{name} cannot publish 127\.0\.0\.1:{port}: .* holds that port"):
+            deploy.start(client, name, None, **options)
+    assert client.containers.list(all=True, filters={"name": f"^{name}$"}) == []
