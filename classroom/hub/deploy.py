@@ -250,7 +250,7 @@ def start(
         published = ", ".join(":".join(map(str, where)) for where in options.get("ports", {}).values())
         raise HubError(
             f"{name} cannot publish {published}: something else on this machine holds that port; stop it "
-            "(`ss -ltnp` and `docker ps` show what), or for the hub's proxy choose another with `hub up --port`"
+            "(`ss -ltnp` and `docker ps` show what), or for the hub's proxy choose another with `jaxcourse hub up --port`"
         ) from None
     if ready is not None:
         ready(container)
