@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import environment, logs
 from ..core.errors import JaxcourseError
 from ..engine import health, images
-from ..engine.containers import port_taken, removed_after, started
+from ..engine.containers import PortHeld, removed_after, started
 from .seeding import SeedReport, seed
 
 log = logging.getLogger(__name__)
@@ -129,13 +129,13 @@ def start_container(client: DockerClient, options: dict[str, Any]) -> Container:
         old.remove(force=True)
     try:
         return started(client, **options)
+    except PortHeld:
+        raise LabError(f"port {options['name'].rsplit('-', 1)[-1]} is in use: pick another with --port") from None
     except APIError as err:
         text = str(err.explanation or err)
         if "device_requests" in options and ("gpu" in text.lower() or "device driver" in text):
             log.warning("jaxcourse: Docker has no GPU runtime here (NVIDIA container toolkit); starting without GPUs")
             return start_container(client, {k: v for k, v in options.items() if k != "device_requests"})
-        if port_taken(err):
-            raise LabError(f"port {options['name'].rsplit('-', 1)[-1]} is in use: pick another with --port") from None
         raise LabError(f"cannot start the lab container: {text.splitlines()[0]}") from None
 
 

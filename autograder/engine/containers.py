@@ -39,21 +39,24 @@ def running(client: DockerClient, stop_timeout: float | None = None, **options: 
 
 def started(client: DockerClient, **options: Any) -> Container:
     """A new container from ``options`` (docker-py's ``containers.create``), started; removed
-    where the engine made it but could not start it, which docker-py's ``containers.run`` leaves."""
+    where the engine made it but could not start it, which docker-py's ``containers.run`` leaves
+    (``PortHeld`` where a port it publishes was the reason)."""
     container = client.containers.create(**options)
     try:
         container.start()
-    except BaseException:
+    except BaseException as err:
         remove(container)
+        text = str(getattr(err, "explanation", None) or err)
+        if "port is already allocated" in text or "address already in use" in text:
+            raise PortHeld(", ".join(":".join(map(str, at)) for at in options.get("ports", {}).values())) from err
         raise
     return container
 
 
-def port_taken(err: Exception) -> bool:
-    """Whether a start failed because a port it publishes is held: by another container (the
-    engine's own allocator) or by a process on the host (its proxy's bind)."""
-    text = str(getattr(err, "explanation", None) or err)
-    return "port is already allocated" in text or "address already in use" in text
+class PortHeld(Exception):
+    """A start the engine refused because a port the container publishes is held, by another
+    container (the engine's allocator) or a process on the host (its proxy's bind): the lab and
+    the hub say which, and what to do, in one line. Its text is the addresses asked for."""
 
 
 def kill(container: Container) -> None:

@@ -31,8 +31,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.core.config import CONFIG
 from autograder.core.course import Course
 from autograder.core.errors import JaxcourseError
-from autograder.engine import health, images
-from autograder.engine.containers import port_taken, started
+from autograder.engine import containers, health, images
 from classroom import environment, roster, services
 from classroom.classdir import ClassDir
 
@@ -224,7 +223,7 @@ def start(
 ) -> None:
     """The container ``name`` running from ``options``, unless it already runs for this class;
     with ``renew``, one that runs from other options (an address that moved) is replaced."""
-    from docker.errors import APIError, NotFound
+    from docker.errors import NotFound
 
     if renew:
         options = stamped(options)
@@ -243,15 +242,9 @@ def start(
     except NotFound:
         pass
     try:
-        container = started(client, name=name, restart_policy={"Name": "unless-stopped"}, **options)
-    except APIError as err:
-        if not port_taken(err):
-            raise
-        published = ", ".join(":".join(map(str, where)) for where in options.get("ports", {}).values())
-        raise HubError(
-            f"{name} cannot publish {published}: something else on this machine holds that port; stop it "
-            "(`ss -ltnp` and `docker ps` show what), or for the hub's proxy choose another with `jaxcourse hub up --port`"
-        ) from None
+        container = containers.started(client, name=name, restart_policy={"Name": "unless-stopped"}, **options)
+    except containers.PortHeld as held:
+        raise HubError(f"{name}: {held} is held by something else; stop it, or use `jaxcourse hub up --port`") from None
     if ready is not None:
         ready(container)
     log.info(f"{name}: started")

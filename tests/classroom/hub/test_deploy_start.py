@@ -65,6 +65,6 @@ def test_a_port_held_elsewhere_is_one_line_naming_it_and_leaves_no_container(cli
     name = f"{deployment.name}-hub"
     with a_port_held(client, cpu_image) as port:
         options = _options(deployment, cpu_image, "here") | {"ports": {"8000/tcp": ("127.0.0.1", port)}}
-        with pytest.raises(deploy.HubError, match=rf"^{name} cannot publish 127\.0\.0\.1:{port}: .* holds that port"):
+        with pytest.raises(deploy.HubError, match=rf"^{name}: 127\.0\.0\.1:{port} is held by something else; .*--port"):
             deploy.start(client, name, None, **options)
     assert client.containers.list(all=True, filters={"name": f"^{name}$"}) == []
