@@ -48,9 +48,24 @@ def started(client: DockerClient, **options: Any) -> Container:
         remove(container)
         text = str(getattr(err, "explanation", None) or err)
         if "port is already allocated" in text or "address already in use" in text:
-            raise PortHeld(", ".join(":".join(map(str, at)) for at in options.get("ports", {}).values())) from err
+            raise PortHeld(", ".join(_addresses(options.get("ports") or {}))) from err
         raise
     return container
+
+
+def host_port(container: Container, port: str) -> int:
+    """The host port the engine chose for the container's ``port`` (``"8888/tcp"``), published
+    to ``None``: what a client on the host connects to."""
+    container.reload()
+    return int(container.attrs["NetworkSettings"]["Ports"][port][0]["HostPort"])
+
+
+def _addresses(ports: dict[str, Any]) -> Iterator[str]:
+    """Each host address in docker-py's ``ports`` option, which takes a port, a ``(host, port)``
+    pair, or a list of either for one container port."""
+    for published in ports.values():
+        for at in published if isinstance(published, list) else [published]:
+            yield ":".join(map(str, at)) if isinstance(at, tuple) else f"0.0.0.0:{at}"
 
 
 class PortHeld(Exception):

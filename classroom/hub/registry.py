@@ -84,7 +84,7 @@ def serve_options(deployment: deploy.Deployment, store: str, made: ServerTLS, ad
 def _push(client: DockerClient, deployment: deploy.Deployment, store: str, images: list[str]) -> dict[str, str]:
     """Each image pushed through a writable registry on this host's loopback, then gone (one a
     failed push left is removed first); each image's ``repository:tag@digest`` in the store."""
-    from autograder.engine.containers import remove, running
+    from autograder.engine.containers import host_port, remove, running
 
     for left in client.containers.list(all=True, filters={"name": f"^{store}-push$"}):
         remove(left)
@@ -98,8 +98,7 @@ def _push(client: DockerClient, deployment: deploy.Deployment, store: str, image
         labels=deployment.labels,
         **deploy.locked_down(),
     ) as container:
-        container.reload()
-        port = container.attrs["NetworkSettings"]["Ports"][f"{PORT}/tcp"][0]["HostPort"]
+        port = host_port(container, f"{PORT}/tcp")
         _wait_answering(f"http://127.0.0.1:{port}/v2/", None)
         return {image: _push_one(client, image, f"127.0.0.1:{port}") for image in images}
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from autograder.delivery import lab
-from autograder.engine.containers import running
+from autograder.engine.containers import host_port, running
 
 from ..helpers.images import Lab, jovyan_dir
 
@@ -37,6 +37,4 @@ def lab_container(client, cpu_image, tmp_path_factory) -> Iterator[Lab]:
     )
     with running(client, **options) as container:
         lab.wait_healthy(container)
-        container.reload()
-        port = container.attrs["NetworkSettings"]["Ports"]["8888/tcp"][0]["HostPort"]
-        yield Lab(container, f"http://127.0.0.1:{port}", token, work)
+        yield Lab(container, f"http://127.0.0.1:{host_port(container, '8888/tcp')}", token, work)

@@ -72,9 +72,8 @@ def clear_dead_classes(client: DockerClient, temp_root: Path, mine: Path) -> lis
 def a_port_held(client: DockerClient, image: str) -> Iterator[int]:
     """A loopback port another container publishes while the block runs: what a start that asks
     for it must fail on, as it would beside another class's hub or another student's lab."""
-    from autograder.engine.containers import running
+    from autograder.engine.containers import host_port, running
 
     options = {"entrypoint": ["sleep", "300"], "command": [], "network_mode": "bridge"}
     with running(client, image=image, ports={"9/tcp": ("127.0.0.1", None)}, **options) as holder:
-        holder.reload()
-        yield int(holder.attrs["NetworkSettings"]["Ports"]["9/tcp"][0]["HostPort"])
+        yield host_port(holder, "9/tcp")
