@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -20,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from grade_throughput import children_cpu, everyone_right, make_class  # noqa: E402
+from grade_throughput import children_cpu, everyone_right, grade, make_class  # noqa: E402
 
 from tests.helpers.course import ASSIGNMENT, copy_course  # noqa: E402
 
@@ -39,17 +38,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=12)
     args = parser.parse_args()
+    if args.students < 1:
+        parser.error("--students: grade at least one student")
     with tempfile.TemporaryDirectory() as tmp:
         course = copy_course(Path(tmp) / "course")
         make_class(course, args.students, everyone_right, own_text=True, distinct=True, assignment=ASSIGNMENT)
-        argv = [sys.executable, "-m", "jaxcourse", "grade", ASSIGNMENT, "--sandbox", "process", "--jobs", "2"]
-        runs: list[subprocess.CompletedProcess[str]] = []
-        cpu = children_cpu(
-            lambda: runs.append(subprocess.run([*argv, "--profile"], cwd=course.root, capture_output=True, text=True))
-        )
-    out = runs[0].stdout
-    if runs[0].returncode != 0 or "profile of" not in out:
-        sys.exit(f"jaxcourse grade failed ({runs[0].returncode}): {runs[0].stderr.strip().splitlines()[-1:]}")
+        graded: list[tuple[float, str]] = []
+        cpu = children_cpu(lambda: graded.append(grade(course, "process", 2)))
+    out = graded[0][1]
     profile = out[out.index("profile of") :].rstrip()
     print(f"jaxcourse's distinct class of {args.students}, {profile}\n")
     per_submission = cpu / args.students
